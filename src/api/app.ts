@@ -1,0 +1,62 @@
+import { randomUUID } from "node:crypto";
+import { OpenAPIHono } from "@hono/zod-openapi";
+import type { Deps } from "../domain/context.js";
+import type { AppEnv } from "./env.js";
+import { errorResponse } from "./error-handler.js";
+import type { Route } from "./route.js";
+import { adminUserRoutes } from "./routes/admin-users.js";
+import { apiTokenRoutes } from "./routes/api-tokens.js";
+import { databaseRoutes } from "./routes/databases.js";
+import { groupRoutes } from "./routes/groups.js";
+import { healthRoutes } from "./routes/health.js";
+import { locationRoutes } from "./routes/locations.js";
+import { memberRoutes } from "./routes/members.js";
+import { organizationRoutes } from "./routes/organizations.js";
+
+/** Every route of the management API, in registration order. */
+export const ALL_ROUTES: readonly Route[] = [
+  ...healthRoutes,
+  ...locationRoutes,
+  ...apiTokenRoutes,
+  ...organizationRoutes,
+  ...memberRoutes,
+  ...groupRoutes,
+  ...databaseRoutes,
+  ...adminUserRoutes,
+];
+
+/** The management API as a Hono app: routes, the error mapper, request ids and access logs. */
+export function createApp(deps: Deps): OpenAPIHono<AppEnv> {
+  const app = new OpenAPIHono<AppEnv>();
+
+  app.use("*", async (c, next) => {
+    const requestId = randomUUID();
+    c.set("deps", deps);
+    c.set("requestId", requestId);
+    const started = performance.now();
+    await next();
+    c.header("x-request-id", requestId);
+    const ms = Math.round((performance.now() - started) * 10) / 10;
+    deps.log.info({ requestId, method: c.req.method, path: c.req.path, status: c.res.status, ms }, "request");
+  });
+
+  app.openAPIRegistry.registerComponent("securitySchemes", "bearerAuth", {
+    type: "http",
+    scheme: "bearer",
+    description: "An API token: `Authorization: Bearer <token>`.",
+  });
+  for (const r of ALL_ROUTES) r.register(app);
+
+  app.doc31("/openapi.json", {
+    openapi: "3.1.0",
+    info: {
+      title: "Shoal Platform API",
+      version: deps.version,
+      description: "Management API of Shoal, wire-compatible with the Turso Platform API.",
+    },
+  });
+
+  app.notFound((c) => c.json({ error: "not found" }, 404));
+  app.onError((err, c) => errorResponse(err, c));
+  return app;
+}

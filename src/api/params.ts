@@ -1,0 +1,27 @@
+import { z } from "@hono/zod-openapi";
+
+/** A path segment, documented as a path parameter. */
+export function pathParam(name: string, description: string, example: string) {
+  return z
+    .string()
+    .min(1)
+    .openapi({ param: { name, in: "path" }, description, example });
+}
+
+export const orgParam = pathParam(
+  "organizationName",
+  "Organization slug; for a personal organization, the username.",
+  "acme",
+);
+export const groupParam = pathParam("groupName", "Group name.", "default");
+export const databaseParam = pathParam("databaseName", "Database name.", "my-db");
+export const locationParam = pathParam("location", "Location code.", "aws-eu-west-1");
+
+export const OrgParams = z.object({ organizationName: orgParam });
+export const GroupParams = z.object({ organizationName: orgParam, groupName: groupParam });
+export const DatabaseParams = z.object({ organizationName: orgParam, databaseName: databaseParam });
+
+/** An optional field that some clients send as `null` to mean "not given". */
+export function optional<T extends z.ZodType>(schema: T) {
+  return schema.nullish().transform((v) => v ?? undefined);
+}

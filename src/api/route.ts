@@ -1,0 +1,130 @@
+import type { OpenAPIHono } from "@hono/zod-openapi";
+import { z } from "@hono/zod-openapi";
+import type { Context } from "hono";
+import type { Ctx } from "../domain/context.js";
+import { InvalidError } from "../errors.js";
+import { parseLenientJson } from "../lib/json-body.js";
+import { resolveCtx } from "./auth.js";
+import type { AppEnv } from "./env.js";
+
+export const ErrorBody = z
+  .object({ error: z.string().openapi({ example: "group not found" }) })
+  .openapi("Error", { description: "Every error answer: a human-readable message." });
+
+type Method = "get" | "post" | "patch" | "delete" | "put";
+type AnyObject = z.ZodType<Record<string, unknown>>;
+type ErrorStatus = 400 | 401 | 403 | 404 | 409 | 429;
+
+interface RouteDef<P extends AnyObject, Q extends AnyObject, B extends z.ZodType, A extends boolean> {
+  method: Method;
+  /** OpenAPI-style path, `{param}` placeholders. */
+  path: string;
+  summary: string;
+  description?: string;
+  tags: string[];
+  /** Defaults to true. A public route checks a token only when one is sent. */
+  auth?: A;
+  params?: P;
+  query?: Q;
+  body?: B;
+  /** Schema of the 200 answer, for the OpenAPI document. */
+  response: z.ZodType;
+  errors?: Partial<Record<ErrorStatus, string>>;
+  handler: (input: {
+    ctx: A extends false ? Ctx | undefined : Ctx;
+    params: z.infer<P>;
+    query: z.infer<Q>;
+    body: z.infer<B>;
+    c: Context<AppEnv>;
+  }) => Promise<unknown> | unknown;
+}
+
+export interface Route {
+  method: Method;
+  path: string;
+  /** False for public routes, which check a token only when one is sent. */
+  auth: boolean;
+  register(app: OpenAPIHono<AppEnv>): void;
+}
+
+const EMPTY = z.object({});
+
+function parse<T extends z.ZodType>(schema: T, value: unknown, where: string): z.infer<T> {
+  const r = schema.safeParse(value);
+  if (r.success) return r.data;
+  const issue = r.error.issues[0];
+  const at = issue && issue.path.length > 0 ? `${issue.path.join(".")}: ` : "";
+  throw new InvalidError(`invalid ${where}: ${at}${issue?.message ?? "malformed"}`);
+}
+
+/**
+ * Declares one endpoint: its contract (zod schemas, documented in the OpenAPI registry) and its
+ * handler. Before the handler runs, the token is checked and params, query and body are parsed;
+ * bodies are read leniently (any content type, empty = `{}`, keys matched without case) because
+ * that's what the official clients send.
+ */
+export function route<
+  P extends AnyObject = typeof EMPTY,
+  Q extends AnyObject = typeof EMPTY,
+  B extends z.ZodType = typeof EMPTY,
+  A extends boolean = true,
+>(def: RouteDef<P, Q, B, A>): Route {
+  const authRequired = def.auth !== false;
+  return {
+    method: def.method,
+    path: def.path,
+    auth: authRequired,
+    register(app) {
+      const responses: Record<
+        string,
+        { description: string; content?: Record<string, { schema: z.ZodType }> }
+      > = {
+        200: { description: "OK", content: { "application/json": { schema: def.response } } },
+      };
+      const errors: Partial<Record<ErrorStatus, string>> = {
+        ...(authRequired ? { 401: "Missing, malformed, unknown or revoked API token." } : {}),
+        ...def.errors,
+      };
+      for (const [status, description] of Object.entries(errors)) {
+        responses[status] = { description, content: { "application/json": { schema: ErrorBody } } };
+      }
+      app.openAPIRegistry.registerPath({
+        method: def.method,
+        path: def.path,
+        summary: def.summary,
+        description: def.description,
+        tags: def.tags,
+        security: authRequired ? [{ bearerAuth: [] }] : [],
+        request: {
+          ...(def.params ? { params: def.params as never } : {}),
+          ...(def.query ? { query: def.query as never } : {}),
+          ...(def.body
+            ? { body: { required: false, content: { "application/json": { schema: def.body } } } }
+            : {}),
+        },
+        responses,
+      });
+
+      const honoPath = def.path.replace(/\{([^}]+)\}/g, ":$1");
+      app.on(def.method.toUpperCase(), honoPath, async (c) => {
+        const ctx = await resolveCtx(c, !authRequired);
+        const params = parse(def.params ?? EMPTY, c.req.param(), "path");
+        const query = parse(def.query ?? EMPTY, c.req.query(), "query");
+        let body: unknown = {};
+        if (def.body) {
+          const json = parseLenientJson(await c.req.text());
+          if (!json.ok) throw new InvalidError(`invalid JSON body: ${json.error}`);
+          body = parse(def.body, json.value, "request body");
+        }
+        const result = await def.handler({
+          ctx: ctx as A extends false ? Ctx | undefined : Ctx,
+          params: params as z.infer<P>,
+          query: query as z.infer<Q>,
+          body: body as z.infer<B>,
+          c,
+        });
+        return c.json(result as object, 200);
+      });
+    },
+  };
+}

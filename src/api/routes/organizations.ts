@@ -1,0 +1,94 @@
+import { z } from "@hono/zod-openapi";
+import {
+  createOrganization,
+  deleteOrganization,
+  getOrganization,
+  listOrganizations,
+  updateOrganization,
+} from "../../domain/organizations.js";
+import { InvalidError } from "../../errors.js";
+import { OrgParams, optional } from "../params.js";
+import { type Route, route } from "../route.js";
+import { OrganizationWire, organizationWire } from "../wire/organization.js";
+
+const tags = ["Organizations"];
+const Wrapped = z.object({ organization: OrganizationWire });
+
+export const organizationRoutes: Route[] = [
+  route({
+    method: "get",
+    path: "/v1/organizations",
+    summary: "List organizations",
+    description:
+      "Organizations the caller belongs to, as a bare JSON array (as Turso's specification has it).",
+    tags,
+    response: z.array(OrganizationWire),
+    handler: async ({ ctx }) => (await listOrganizations(ctx)).map(organizationWire),
+  }),
+  route({
+    method: "post",
+    path: "/v1/organizations",
+    summary: "Create a team organization",
+    description:
+      "Creates a team organization owned by the caller; its slug is derived from the name. With `dry_run=true` only the checks run.",
+    tags,
+    query: z.object({ dry_run: optional(z.enum(["true", "false"])) }),
+    body: z.object({ name: z.string().openapi({ example: "Acme Corp" }) }),
+    response: z.object({ organization: OrganizationWire, org: OrganizationWire }),
+    errors: { 400: "Invalid name.", 409: "An organization or user with that slug exists." },
+    handler: async ({ ctx, query, body }) => {
+      const org = organizationWire(
+        await createOrganization(ctx, { name: body.name, dryRun: query.dry_run === "true" }),
+      );
+      // `org` is the key the turso CLI reads; `organization` matches every other answer.
+      return { organization: org, org };
+    },
+  }),
+  route({
+    method: "get",
+    path: "/v1/organizations/{organizationName}",
+    summary: "Retrieve an organization",
+    tags,
+    params: OrgParams,
+    response: Wrapped,
+    errors: { 404: "organization not found" },
+    handler: async ({ ctx, params }) => ({
+      organization: organizationWire(await getOrganization(ctx, params.organizationName)),
+    }),
+  }),
+  route({
+    method: "patch",
+    path: "/v1/organizations/{organizationName}",
+    summary: "Update an organization",
+    description:
+      "Owners, admins and members may change `overages`. The body is read as JSON whatever its content type.",
+    tags,
+    params: OrgParams,
+    body: z.object({
+      overages: optional(z.boolean()).openapi({ description: "Allow usage past the plan's quotas." }),
+      require_mfa: optional(z.boolean()),
+    }),
+    response: Wrapped,
+    errors: { 400: "A field has the wrong type.", 403: "Not a member, or a viewer." },
+    handler: async ({ ctx, params, body }) => {
+      if (body.require_mfa === true) {
+        throw new InvalidError("require_mfa is not supported: Shoal has no multi-factor sign-in");
+      }
+      const org = await updateOrganization(ctx, params.organizationName, { overages: body.overages });
+      return { organization: organizationWire(org) };
+    },
+  }),
+  route({
+    method: "delete",
+    path: "/v1/organizations/{organizationName}",
+    summary: "Delete a team organization",
+    description: "Owner only. Deletes every group and database of the organization.",
+    tags,
+    params: OrgParams,
+    response: Wrapped,
+    errors: { 400: "A personal organization can't be deleted.", 403: "Not the owner." },
+    handler: async ({ ctx, params }) => ({
+      organization: organizationWire(await deleteOrganization(ctx, params.organizationName)),
+    }),
+  }),
+];

@@ -1,0 +1,111 @@
+import path from "node:path";
+import { z } from "zod";
+
+/** One entry of the location catalogue: a code clients send and a human description. */
+export interface LocationDef {
+  code: string;
+  description: string;
+}
+
+/** Turso's current location codes, so scripts written for Turso run unchanged against Shoal. */
+export const DEFAULT_LOCATIONS: readonly LocationDef[] = [
+  { code: "aws-us-east-1", description: "AWS US East (Virginia)" },
+  { code: "aws-us-east-2", description: "AWS US East (Ohio)" },
+  { code: "aws-us-west-2", description: "AWS US West (Oregon)" },
+  { code: "aws-eu-west-1", description: "AWS EU West (Ireland)" },
+  { code: "aws-ap-northeast-1", description: "AWS AP Northeast (Tokyo)" },
+  { code: "aws-ap-south-1", description: "AWS AP South (Mumbai)" },
+];
+
+export interface Config {
+  host: string;
+  port: number;
+  dataDir: string;
+  adminUser: string;
+  adminEmail: string;
+  /** Only read on the first start, when the administrator is created. */
+  adminToken: string | undefined;
+  locations: readonly LocationDef[];
+  /** Database hostnames are `<db>-<org>.<dbDomain>`; may carry a port (`localhost:8080`). */
+  dbDomain: string;
+  logLevel: "fatal" | "error" | "warn" | "info" | "debug" | "trace" | "silent";
+  version: string;
+}
+
+const CODE = /^[a-z0-9][a-z0-9-]{0,62}$/;
+const NAME = /^[a-z0-9](?:[a-z0-9-]{0,38}[a-z0-9])?$/;
+const DOMAIN = /^(?=.{1,253}(?::\d{1,5})?$)[a-z0-9](?:[a-z0-9.-]*[a-z0-9])?(?::\d{1,5})?$/;
+
+/**
+ * Parses `SHOAL_LOCATIONS`: a comma-separated list of `code` or `code=Description` entries.
+ * A bare code gets its code as description.
+ */
+export function parseLocations(text: string): LocationDef[] {
+  const seen = new Set<string>();
+  const out: LocationDef[] = [];
+  for (const raw of text.split(",")) {
+    const entry = raw.trim();
+    if (entry === "") continue;
+    const eq = entry.indexOf("=");
+    const code = (eq === -1 ? entry : entry.slice(0, eq)).trim();
+    const description = (eq === -1 ? code : entry.slice(eq + 1)).trim() || code;
+    if (!CODE.test(code)) {
+      throw new Error(
+        `SHOAL_LOCATIONS: invalid location code "${code}" (lowercase letters, digits and dashes)`,
+      );
+    }
+    if (seen.has(code)) throw new Error(`SHOAL_LOCATIONS: location "${code}" is listed twice`);
+    seen.add(code);
+    out.push({ code, description });
+  }
+  if (out.length === 0) throw new Error("SHOAL_LOCATIONS: at least one location is required");
+  return out;
+}
+
+const EnvSchema = z.object({
+  SHOAL_HOST: z.string().min(1).default("127.0.0.1"),
+  SHOAL_PORT: z.coerce.number().int().min(0).max(65535).default(8080),
+  SHOAL_DATA_DIR: z.string().min(1).default("./data"),
+  SHOAL_ADMIN_USER: z
+    .string()
+    .regex(NAME, "lowercase letters, digits and inner dashes, at most 40 characters")
+    .default("admin"),
+  SHOAL_ADMIN_EMAIL: z.string().min(3).optional(),
+  SHOAL_ADMIN_TOKEN: z
+    .string()
+    .min(16, "must be at least 16 characters; it guards the whole instance")
+    .regex(/^[\x21-\x7e]+$/, "printable ASCII without spaces")
+    .optional(),
+  SHOAL_LOCATIONS: z.string().optional(),
+  SHOAL_DB_DOMAIN: z
+    .string()
+    .transform((s) => s.toLowerCase())
+    .pipe(z.string().regex(DOMAIN, "a DNS name, optionally with :port"))
+    .default("localhost"),
+  SHOAL_LOG_LEVEL: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"),
+});
+
+/** Reads the settings once. Only `main.ts` and this module look at `process.env`. */
+export function loadConfig(env: NodeJS.ProcessEnv, version: string): Config {
+  const present = Object.fromEntries(
+    Object.entries(env).filter(([k, v]) => k.startsWith("SHOAL_") && v !== ""),
+  );
+  const parsed = EnvSchema.safeParse(present);
+  if (!parsed.success) {
+    const lines = parsed.error.issues.map((i) => `${i.path.join(".")}: ${i.message}`);
+    throw new Error(`invalid configuration:\n  ${lines.join("\n  ")}`);
+  }
+  const e = parsed.data;
+  return Object.freeze({
+    host: e.SHOAL_HOST,
+    port: e.SHOAL_PORT,
+    dataDir: path.resolve(e.SHOAL_DATA_DIR),
+    adminUser: e.SHOAL_ADMIN_USER,
+    adminEmail: e.SHOAL_ADMIN_EMAIL ?? `${e.SHOAL_ADMIN_USER}@localhost`,
+    adminToken: e.SHOAL_ADMIN_TOKEN,
+    locations: Object.freeze(e.SHOAL_LOCATIONS ? parseLocations(e.SHOAL_LOCATIONS) : [...DEFAULT_LOCATIONS]),
+    dbDomain: e.SHOAL_DB_DOMAIN,
+    logLevel: e.SHOAL_LOG_LEVEL,
+    version,
+  });
+}

@@ -1,0 +1,41 @@
+import type { InstanceFiles } from "../engine/instance-files.js";
+import type { Logger } from "../lib/logger.js";
+import type { SigningKey } from "../lib/signing-keys.js";
+import type { Clock } from "../lib/time.js";
+import type { Store } from "../store/store.js";
+import type { LocationCatalogue } from "./locations.js";
+
+/** Who is calling: the user behind an API token, and what that token is restricted to. */
+export interface Principal {
+  userId: string;
+  username: string;
+  isAdmin: boolean;
+  tokenId: string;
+  tokenName: string;
+  /** Organization the token is limited to, or null for every organization of the user. */
+  orgId: string | null;
+  /** Group the token is limited to, or null. */
+  groupId: string | null;
+  scopes: readonly string[] | null;
+}
+
+/** Everything the verbs need from the outside world, wired once in `main.ts`. */
+export interface Deps {
+  store: Store;
+  files: InstanceFiles;
+  catalogue: LocationCatalogue;
+  /** Suffix of database hostnames: `<db>-<org>.<dbDomain>`. */
+  dbDomain: string;
+  version: string;
+  apiTokenKey: SigningKey;
+  clock: Clock;
+  log: Logger;
+}
+
+/** One request's view of the domain: its dependencies, its caller and where the call came from. */
+export interface Ctx {
+  deps: Deps;
+  actor: Principal;
+  /** `cli`, `web` or `api`, from the caller's User-Agent; recorded in audit entries. */
+  origin: string;
+}

@@ -1,0 +1,143 @@
+import { ConflictError, InvalidError, NotFoundError, UniqueViolationError } from "../errors.js";
+import { newUuid } from "../lib/ids.js";
+import { isoTime } from "../lib/time.js";
+import type { DatabaseWithPlacement } from "../store/databases.js";
+import type { Repos } from "../store/store.js";
+import { audit } from "./audit.js";
+import type { Ctx, Deps } from "./context.js";
+import { removeInstanceFiles } from "./instances.js";
+import { checkDatabaseName, parseSizeLimit } from "./names.js";
+import { requireOrgAccess } from "./roles.js";
+import { type Database, toDatabase } from "./views.js";
+
+export const databaseNotFound = (name: string) =>
+  new NotFoundError(`could not find database with name ${name}: record not found`);
+
+export interface CreateDatabaseInput {
+  name: string;
+  /** Group to create the database in; Turso's older clients omit it and mean `default`. */
+  group?: string;
+  /** The turso CLI always sends one (possibly empty); when set it must be a location of the group. */
+  location?: string;
+  sizeLimit?: string;
+}
+
+async function withLocations(r: Repos, deps: Deps, rows: DatabaseWithPlacement[]): Promise<Database[]> {
+  const locations = await r.groups.locationsOf([...new Set(rows.map((d) => d.group_id))]);
+  return rows.map((d) => toDatabase(d, locations.get(d.group_id) ?? [], deps.dbDomain));
+}
+
+/**
+ * Core operation 1. The database row and a real libSQL file in every location of the group are
+ * created in one transaction: if a file can't be created the row is rolled back and the files made
+ * so far are removed, so a create either fully happens or leaves nothing behind.
+ */
+export async function createDatabase(ctx: Ctx, slug: string, input: CreateDatabaseInput): Promise<Database> {
+  const sizeLimit = input.sizeLimit?.trim().toLowerCase() || null;
+  if (sizeLimit !== null) parseSizeLimit(sizeLimit);
+  const { deps } = ctx;
+  return deps.store.write(async (r) => {
+    const { org } = await requireOrgAccess(r, ctx.actor, slug, "write");
+    checkDatabaseName(input.name, org.slug);
+    const group = await r.groups.findByName(org.id, input.group || "default");
+    if (!group) throw new InvalidError("group not found");
+    await r.groups.lock(group.id);
+    const locations = (await r.groups.locationsOf([group.id])).get(group.id) ?? [];
+    if (input.location && !locations.includes(input.location)) {
+      throw new InvalidError(`location ${input.location} is not part of group ${group.name}`);
+    }
+    const row = {
+      id: newUuid(),
+      org_id: org.id,
+      group_id: group.id,
+      name: input.name,
+      size_limit: sizeLimit,
+      block_reads: 0,
+      block_writes: 0,
+      allow_attach: 0,
+      delete_protection: 0,
+      created_at: isoTime(deps.clock()),
+    };
+    try {
+      await r.databases.insert(row);
+    } catch (e) {
+      if (e instanceof UniqueViolationError) {
+        throw new ConflictError(`database with name ${input.name} already exists`);
+      }
+      throw e;
+    }
+    await audit(r, ctx, org.id, "db-create", `database ${input.name} created in group ${group.name}`, {
+      database: input.name,
+      group: group.name,
+    });
+    const created: string[] = [];
+    try {
+      for (const location of locations) {
+        deps.files.create(location, row.id);
+        created.push(location);
+      }
+    } catch (e) {
+      removeInstanceFiles(
+        deps,
+        created.map((location) => ({ dbId: row.id, location })),
+      );
+      throw e;
+    }
+    const placed = {
+      ...row,
+      org_slug: org.slug,
+      group_name: group.name,
+      primary_location: group.primary_location,
+    };
+    return toDatabase(placed, locations, deps.dbDomain);
+  });
+}
+
+export async function listDatabases(
+  ctx: Ctx,
+  slug: string,
+  filter: { group?: string } = {},
+): Promise<Database[]> {
+  return ctx.deps.store.read(async (r) => {
+    const { org } = await requireOrgAccess(r, ctx.actor, slug, "read");
+    let groupId: string | undefined;
+    if (filter.group) {
+      const g = await r.groups.findByName(org.id, filter.group);
+      if (!g) return [];
+      groupId = g.id;
+    }
+    return withLocations(r, ctx.deps, await r.databases.list(org.id, groupId ? { groupId } : {}));
+  });
+}
+
+export async function getDatabase(ctx: Ctx, slug: string, name: string): Promise<Database> {
+  return ctx.deps.store.read(async (r) => {
+    const { org } = await requireOrgAccess(r, ctx.actor, slug, "read");
+    const row = await r.databases.findByName(org.id, name);
+    if (!row) throw databaseNotFound(name);
+    const [db] = await withLocations(r, ctx.deps, [row]);
+    return db!;
+  });
+}
+
+/** Deletes a database; its files go once the deletion is committed. */
+export async function deleteDatabase(ctx: Ctx, slug: string, name: string): Promise<void> {
+  const { dbId, locations } = await ctx.deps.store.write(async (r) => {
+    const { org } = await requireOrgAccess(r, ctx.actor, slug, "write");
+    const row = await r.databases.findByName(org.id, name);
+    if (!row) throw databaseNotFound(name);
+    if (row.delete_protection === 1) {
+      throw new InvalidError(
+        `database ${name} is protected against deletion; turn delete_protection off first`,
+      );
+    }
+    const locations = (await r.groups.locationsOf([row.group_id])).get(row.group_id) ?? [];
+    await r.databases.delete(row.id);
+    await audit(r, ctx, org.id, "db-delete", `database ${name} deleted`, { database: name });
+    return { dbId: row.id, locations };
+  });
+  removeInstanceFiles(
+    ctx.deps,
+    locations.map((location) => ({ dbId, location })),
+  );
+}

@@ -1,0 +1,99 @@
+import { ConflictError, InvalidError, NotFoundError, UniqueViolationError } from "../errors.js";
+import { newUuid } from "../lib/ids.js";
+import { isoTime } from "../lib/time.js";
+import type { Repos } from "../store/store.js";
+import { audit } from "./audit.js";
+import type { Ctx } from "./context.js";
+import { instancesOfGroup, removeInstanceFiles } from "./instances.js";
+import { checkGroupName } from "./names.js";
+import { requireOrgAccess } from "./roles.js";
+import { type Group, toGroup } from "./views.js";
+
+export const groupNotFound = () => new NotFoundError("group not found");
+
+/** Loads a group by name within an organization, with its locations. */
+export async function loadGroup(r: Repos, orgId: string, name: string): Promise<Group | undefined> {
+  const row = await r.groups.findByName(orgId, name);
+  if (!row) return undefined;
+  return toGroup(row, (await r.groups.locationsOf([row.id])).get(row.id) ?? []);
+}
+
+/** Creates a group whose primary location is `location` (the catalogue's first when omitted). */
+export async function createGroup(
+  ctx: Ctx,
+  slug: string,
+  input: { name: string; location?: string },
+): Promise<Group> {
+  checkGroupName(input.name);
+  const location = input.location || ctx.deps.catalogue.default.code;
+  ctx.deps.catalogue.require(location);
+  return ctx.deps.store.write(async (r) => {
+    const { org } = await requireOrgAccess(r, ctx.actor, slug, "write");
+    const now = isoTime(ctx.deps.clock());
+    const row = {
+      id: newUuid(),
+      org_id: org.id,
+      name: input.name,
+      primary_location: location,
+      archived: 0,
+      delete_protection: 0,
+      created_at: now,
+    };
+    try {
+      await r.groups.insert(row);
+    } catch (e) {
+      if (e instanceof UniqueViolationError) throw new ConflictError("group already exists");
+      throw e;
+    }
+    await r.groups.insertLocation({ group_id: row.id, location, position: 0, added_at: now });
+    await audit(r, ctx, org.id, "group-create", `group ${input.name} created in ${location}`, {
+      group: input.name,
+      location,
+    });
+    return toGroup(row, [location]);
+  });
+}
+
+export async function listGroups(ctx: Ctx, slug: string): Promise<Group[]> {
+  return ctx.deps.store.read(async (r) => {
+    const { org } = await requireOrgAccess(r, ctx.actor, slug, "read");
+    const rows = await r.groups.list(org.id);
+    const locations = await r.groups.locationsOf(rows.map((g) => g.id));
+    return rows.map((g) => toGroup(g, locations.get(g.id) ?? []));
+  });
+}
+
+export async function getGroup(ctx: Ctx, slug: string, name: string): Promise<Group> {
+  return ctx.deps.store.read(async (r) => {
+    const { org } = await requireOrgAccess(r, ctx.actor, slug, "read");
+    const group = await loadGroup(r, org.id, name);
+    if (!group) throw groupNotFound();
+    return group;
+  });
+}
+
+/** Deletes a group with all its databases and their files. */
+export async function deleteGroup(ctx: Ctx, slug: string, name: string): Promise<Group> {
+  const { group, instances } = await ctx.deps.store.write(async (r) => {
+    const { org } = await requireOrgAccess(r, ctx.actor, slug, "write");
+    const group = await loadGroup(r, org.id, name);
+    if (!group) throw groupNotFound();
+    if (group.deleteProtection) {
+      throw new InvalidError(`group ${name} is protected against deletion; turn delete_protection off first`);
+    }
+    const protectedDbs = (await r.databases.list(org.id, { groupId: group.id })).filter(
+      (d) => d.delete_protection === 1,
+    );
+    if (protectedDbs.length > 0) {
+      throw new InvalidError(
+        `group ${name} holds databases protected against deletion: ${protectedDbs.map((d) => d.name).join(", ")}`,
+      );
+    }
+    const instances = await instancesOfGroup(r, group.id);
+    await r.groups.delete(group.id);
+    await audit(r, ctx, org.id, "group-delete", `group ${name} deleted`, { group: name });
+    return { group, instances };
+  });
+  removeInstanceFiles(ctx.deps, instances);
+  return group;
+}

@@ -1,0 +1,114 @@
+import {
+  ConflictError,
+  ForbiddenError,
+  InvalidError,
+  NotFoundError,
+  UniqueViolationError,
+} from "../errors.js";
+import { newUuid } from "../lib/ids.js";
+import { isoTime } from "../lib/time.js";
+import { audit } from "./audit.js";
+import type { Ctx } from "./context.js";
+import { instancesOfOrganization, removeInstanceFiles } from "./instances.js";
+import { checkAccountName, slugify } from "./names.js";
+import { requireOrgAccess } from "./roles.js";
+import { type Organization, toOrganization } from "./views.js";
+
+/** Organizations the caller belongs to (only the token's own one for an org-scoped token). */
+export async function listOrganizations(ctx: Ctx): Promise<Organization[]> {
+  const rows = await ctx.deps.store.read((r) => r.organizations.listForUser(ctx.actor.userId));
+  return rows.filter((o) => ctx.actor.orgId === null || o.id === ctx.actor.orgId).map(toOrganization);
+}
+
+/** One organization; unknown and foreign ones are both "not found", so slugs can't be probed. */
+export async function getOrganization(ctx: Ctx, slug: string): Promise<Organization> {
+  return ctx.deps.store.read(async (r) => {
+    try {
+      return toOrganization((await requireOrgAccess(r, ctx.actor, slug, "read")).org);
+    } catch (e) {
+      if (e instanceof ForbiddenError) throw new NotFoundError("organization not found");
+      throw e;
+    }
+  });
+}
+
+/**
+ * `POST /v1/organizations`: a team organization owned by the caller. Its slug comes from the name.
+ * With `dryRun` the checks run and nothing is written.
+ */
+export async function createOrganization(
+  ctx: Ctx,
+  input: { name: string; dryRun?: boolean },
+): Promise<Organization> {
+  const name = input.name.trim();
+  if (name === "" || name.length > 64) throw new InvalidError("organization name must be 1 to 64 characters");
+  const slug = slugify(name);
+  checkAccountName("organization slug", slug);
+  if (ctx.actor.orgId !== null)
+    throw new InvalidError("an organization-scoped token cannot create organizations");
+  const now = isoTime(ctx.deps.clock());
+  const row = {
+    id: newUuid(),
+    slug,
+    name,
+    type: "team" as const,
+    overages: 0,
+    blocked_reads: 0,
+    blocked_writes: 0,
+    created_at: now,
+  };
+  const taken = () => new ConflictError(`organization ${slug} already exists`);
+  if (input.dryRun) {
+    if (await ctx.deps.store.read((r) => r.organizations.findBySlug(slug))) throw taken();
+    return toOrganization(row);
+  }
+  return ctx.deps.store.write(async (r) => {
+    try {
+      await r.organizations.insert(row);
+    } catch (e) {
+      if (e instanceof UniqueViolationError) throw taken();
+      throw e;
+    }
+    await r.members.insert({ org_id: row.id, user_id: ctx.actor.userId, role: "owner", created_at: now });
+    await audit(r, ctx, row.id, "org-create", `organization ${slug} created`, { slug, name });
+    return toOrganization(row);
+  });
+}
+
+/** Core operation 3: `PATCH /v1/organizations/{org}`; owners, admins and members may change overages. */
+export async function updateOrganization(
+  ctx: Ctx,
+  slug: string,
+  patch: { overages?: boolean },
+): Promise<Organization> {
+  return ctx.deps.store.write(async (r) => {
+    const { org } = await requireOrgAccess(r, ctx.actor, slug, "write");
+    if (patch.overages !== undefined && (org.overages === 1) !== patch.overages) {
+      await r.organizations.update(org.id, { overages: patch.overages ? 1 : 0 });
+      await audit(r, ctx, org.id, "org-set-overages", `overages turned ${patch.overages ? "on" : "off"}`, {
+        overages: patch.overages,
+      });
+    }
+    const updated = await r.organizations.findById(org.id);
+    if (!updated) throw new NotFoundError("organization not found");
+    return toOrganization(updated);
+  });
+}
+
+/**
+ * `DELETE /v1/organizations/{org}`: owner only, team organizations only (a personal organization
+ * goes with its user). Removes every group and database of the organization.
+ */
+export async function deleteOrganization(ctx: Ctx, slug: string): Promise<Organization> {
+  const { org, instances } = await ctx.deps.store.write(async (r) => {
+    const { org } = await requireOrgAccess(r, ctx.actor, slug, "delete");
+    if (org.type === "personal") throw new InvalidError("a personal organization cannot be deleted");
+    const instances = await instancesOfOrganization(r, org.id);
+    await r.organizations.delete(org.id);
+    const personal = await r.organizations.findBySlug(ctx.actor.username);
+    if (personal) await audit(r, ctx, personal.id, "org-delete", `organization ${slug} deleted`, { slug });
+    return { org, instances };
+  });
+  removeInstanceFiles(ctx.deps, instances);
+  return toOrganization(org);
+}

@@ -1,0 +1,139 @@
+import {
+  ConflictError,
+  ForbiddenError,
+  InvalidError,
+  NotFoundError,
+  UniqueViolationError,
+} from "../errors.js";
+import { newUuid } from "../lib/ids.js";
+import { isoTime } from "../lib/time.js";
+import type { Repos } from "../store/store.js";
+import { insertApiToken, type MintedToken } from "./api-tokens.js";
+import { audit } from "./audit.js";
+import type { Ctx, Deps } from "./context.js";
+import { instancesOfOrganization, removeInstanceFiles } from "./instances.js";
+import { checkAccountName, checkEmail } from "./names.js";
+import { toUser, type User } from "./views.js";
+
+interface NewAccount {
+  username: string;
+  email: string;
+  isAdmin: boolean;
+}
+
+/**
+ * Creates a user and the personal organization every user has (slug = username, name
+ * `personal`, type `personal`), with the user as its owner. Runs inside the caller's transaction.
+ */
+async function insertAccount(r: Repos, deps: Deps, a: NewAccount): Promise<{ user: User; orgId: string }> {
+  checkAccountName("username", a.username);
+  checkEmail(a.email);
+  const now = isoTime(deps.clock());
+  const user = {
+    id: newUuid(),
+    username: a.username,
+    email: a.email,
+    is_admin: a.isAdmin ? 1 : 0,
+    created_at: now,
+  };
+  const orgId = newUuid();
+  try {
+    await r.users.insert(user);
+    await r.organizations.insert({
+      id: orgId,
+      slug: a.username,
+      name: "personal",
+      type: "personal",
+      overages: 0,
+      blocked_reads: 0,
+      blocked_writes: 0,
+      created_at: now,
+    });
+  } catch (e) {
+    // Usernames and organization slugs share one namespace (a personal org's slug is the username).
+    if (e instanceof UniqueViolationError) throw new ConflictError(`username ${a.username} is not available`);
+    throw e;
+  }
+  await r.members.insert({ org_id: orgId, user_id: user.id, role: "owner", created_at: now });
+  return { user: toUser(user), orgId };
+}
+
+function requireAdmin(ctx: Ctx): void {
+  if (!ctx.actor.isAdmin) throw new ForbiddenError("only the instance administrator can manage users");
+}
+
+/** `POST /v1/admin/users`: a new user with a personal organization and a first API token. */
+export async function createUser(
+  ctx: Ctx,
+  input: { username: string; email: string; admin?: boolean },
+): Promise<{ user: User; token: MintedToken }> {
+  requireAdmin(ctx);
+  return ctx.deps.store.write(async (r) => {
+    const { user, orgId } = await insertAccount(r, ctx.deps, { ...input, isAdmin: input.admin === true });
+    const token = await insertApiToken(r, ctx.deps, user.id, "default");
+    await audit(r, ctx, orgId, "user-signup", `user ${user.username} created`, { username: user.username });
+    return { user, token };
+  });
+}
+
+export async function listUsers(ctx: Ctx): Promise<User[]> {
+  requireAdmin(ctx);
+  return (await ctx.deps.store.read((r) => r.users.list())).map(toUser);
+}
+
+/**
+ * `DELETE /v1/admin/users/{username}`: removes the user, their tokens, memberships and personal
+ * organization with its databases. Refused while the user is the only owner of a team
+ * organization (that organization would be left without anyone able to manage it).
+ */
+export async function deleteUser(ctx: Ctx, username: string): Promise<void> {
+  requireAdmin(ctx);
+  const removed = await ctx.deps.store.write(async (r) => {
+    const user = await r.users.findByUsername(username);
+    if (!user) throw new NotFoundError(`could not find user ${username}`);
+    if (user.is_admin === 1 && (await r.users.countAdmins()) <= 1) {
+      throw new InvalidError("cannot delete the last instance administrator");
+    }
+    const owned = await r.members.teamOrgsSolelyOwnedBy(user.id);
+    if (owned.length > 0) {
+      const slugs = owned.map((o) => o.slug).join(", ");
+      throw new ConflictError(
+        `user ${username} is the only owner of ${slugs}; add another owner or delete those organizations first`,
+      );
+    }
+    const personal = await r.organizations.findBySlug(username);
+    const instances = personal ? await instancesOfOrganization(r, personal.id) : [];
+    if (personal) await r.organizations.delete(personal.id);
+    await r.users.delete(user.id);
+    const own = await r.organizations.findBySlug(ctx.actor.username);
+    if (own) await audit(r, ctx, own.id, "user-delete", `user ${username} deleted`, { username });
+    return instances;
+  });
+  removeInstanceFiles(ctx.deps, removed);
+}
+
+/**
+ * First start: when the store has no administrator, creates one with a personal organization and
+ * the given API token. Returns false when an administrator already exists (later starts, or another
+ * process that bootstrapped first); then nothing changes.
+ */
+export async function bootstrapAdmin(
+  deps: Deps,
+  input: { username: string; email: string; token: { id: string; token: string } },
+): Promise<boolean> {
+  return deps.store.write(async (r) => {
+    if ((await r.users.countAdmins()) > 0) return false;
+    const { user } = await insertAccount(r, deps, {
+      username: input.username,
+      email: input.email,
+      isAdmin: true,
+    });
+    await insertApiToken(r, deps, user.id, "bootstrap", input.token);
+    return true;
+  });
+}
+
+/** Whether the instance already has an administrator (i.e. this is not a first start). */
+export async function hasAdmin(deps: Deps): Promise<boolean> {
+  return (await deps.store.read((r) => r.users.countAdmins())) > 0;
+}

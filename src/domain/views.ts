@@ -1,0 +1,118 @@
+/**
+ * The domain's objects as verbs return them. Wire shapes (Turso's key casing) are decided in the
+ * API layer; these carry the facts.
+ */
+import type { DatabaseWithPlacement } from "../store/databases.js";
+import type { GroupRow, OrganizationRow, UserRow } from "../store/schema.js";
+import type { Role } from "./roles.js";
+
+export interface Organization {
+  id: string;
+  slug: string;
+  name: string;
+  type: "personal" | "team";
+  overages: boolean;
+  blockedReads: boolean;
+  blockedWrites: boolean;
+  createdAt: string;
+}
+
+export interface User {
+  id: string;
+  username: string;
+  email: string;
+  isAdmin: boolean;
+  createdAt: string;
+}
+
+export interface Member {
+  username: string;
+  email: string;
+  role: Role;
+}
+
+export interface Group {
+  id: string;
+  name: string;
+  primary: string;
+  /** Every location of the group, the primary first. */
+  locations: string[];
+  archived: boolean;
+  deleteProtection: boolean;
+  createdAt: string;
+}
+
+export interface Database {
+  id: string;
+  name: string;
+  orgSlug: string;
+  hostname: string;
+  group: string;
+  primaryLocation: string;
+  locations: string[];
+  sizeLimit: string | null;
+  blockReads: boolean;
+  blockWrites: boolean;
+  allowAttach: boolean;
+  deleteProtection: boolean;
+  createdAt: string;
+}
+
+export interface ApiTokenInfo {
+  id: string;
+  name: string;
+  createdAt: string;
+}
+
+export function toOrganization(r: OrganizationRow): Organization {
+  return {
+    id: r.id,
+    slug: r.slug,
+    name: r.name,
+    type: r.type,
+    overages: r.overages === 1,
+    blockedReads: r.blocked_reads === 1,
+    blockedWrites: r.blocked_writes === 1,
+    createdAt: r.created_at,
+  };
+}
+
+export function toUser(r: UserRow): User {
+  return {
+    id: r.id,
+    username: r.username,
+    email: r.email,
+    isAdmin: r.is_admin === 1,
+    createdAt: r.created_at,
+  };
+}
+
+export function toGroup(r: GroupRow, locations: string[]): Group {
+  return {
+    id: r.id,
+    name: r.name,
+    primary: r.primary_location,
+    locations,
+    archived: r.archived === 1,
+    deleteProtection: r.delete_protection === 1,
+    createdAt: r.created_at,
+  };
+}
+
+export function toDatabase(r: DatabaseWithPlacement, locations: string[], dbDomain: string): Database {
+  return {
+    id: r.id,
+    name: r.name,
+    orgSlug: r.org_slug,
+    hostname: `${r.name}-${r.org_slug}.${dbDomain}`,
+    group: r.group_name,
+    primaryLocation: r.primary_location,
+    locations,
+    sizeLimit: r.size_limit,
+    blockReads: r.block_reads === 1,
+    blockWrites: r.block_writes === 1,
+    allowAttach: r.allow_attach === 1,
+    deleteProtection: r.delete_protection === 1,
+    createdAt: r.created_at,
+  };
+}

@@ -1,0 +1,103 @@
+import { mkdirSync, readdirSync, rmSync, statSync } from "node:fs";
+import path from "node:path";
+import Database from "libsql";
+
+/** File suffixes SQLite (and later the replication layer) keeps beside a database file. */
+const COMPANIONS = ["", "-wal", "-shm", "-journal"];
+const ID = /^[0-9a-f-]{36}$/;
+
+/**
+ * The database files of every instance on this node: `<root>/<location>/<databaseId>.db`.
+ * Files are named by database id, never by name, so renames and transfers don't move them.
+ */
+export class InstanceFiles {
+  constructor(private readonly root: string) {}
+
+  path(location: string, dbId: string): string {
+    if (!ID.test(dbId)) throw new Error(`not a database id: ${dbId}`);
+    return path.join(this.root, location, `${dbId}.db`);
+  }
+
+  exists(location: string, dbId: string): boolean {
+    try {
+      return statSync(this.path(location, dbId)).isFile();
+    } catch {
+      return false;
+    }
+  }
+
+  /** Last modification time of an instance's file in ms, or undefined when it has none. */
+  modifiedAt(location: string, dbId: string): number | undefined {
+    try {
+      return statSync(this.path(location, dbId)).mtimeMs;
+    } catch {
+      return undefined;
+    }
+  }
+
+  /** Creates an empty libSQL database in WAL mode with 4 KiB pages (the page size replicas expect). */
+  create(location: string, dbId: string): void {
+    const file = this.path(location, dbId);
+    mkdirSync(path.dirname(file), { recursive: true });
+    const db = new Database(file);
+    try {
+      db.exec("PRAGMA page_size = 4096");
+      db.exec("PRAGMA journal_mode = WAL");
+    } finally {
+      db.close();
+    }
+  }
+
+  /**
+   * Copies a consistent snapshot of one instance into another location. `VACUUM INTO` reads inside
+   * a transaction, so a writer on the source can't tear the copy.
+   */
+  copy(fromLocation: string, toLocation: string, dbId: string): void {
+    const src = this.path(fromLocation, dbId);
+    const dst = this.path(toLocation, dbId);
+    mkdirSync(path.dirname(dst), { recursive: true });
+    this.remove(toLocation, dbId);
+    const db = new Database(src, { fileMustExist: true });
+    try {
+      db.prepare("VACUUM INTO ?").run(dst);
+    } finally {
+      db.close();
+    }
+    // VACUUM INTO writes a rollback-journal database; instances are WAL databases.
+    const copy = new Database(dst);
+    try {
+      copy.exec("PRAGMA journal_mode = WAL");
+    } finally {
+      copy.close();
+    }
+  }
+
+  /** Removes an instance's file and its companions; missing files are fine (removal is idempotent). */
+  remove(location: string, dbId: string): void {
+    const file = this.path(location, dbId);
+    for (const suffix of COMPANIONS) rmSync(file + suffix, { force: true });
+  }
+
+  /** Locations that have a folder on this node. */
+  locations(): string[] {
+    try {
+      return readdirSync(this.root, { withFileTypes: true })
+        .filter((e) => e.isDirectory())
+        .map((e) => e.name);
+    } catch {
+      return [];
+    }
+  }
+
+  /** Database ids that have a file in a location. */
+  idsIn(location: string): string[] {
+    try {
+      return readdirSync(path.join(this.root, location))
+        .filter((f) => f.endsWith(".db"))
+        .map((f) => f.slice(0, -3))
+        .filter((id) => ID.test(id));
+    } catch {
+      return [];
+    }
+  }
+}

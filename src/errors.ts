@@ -1,0 +1,76 @@
+/**
+ * Typed application errors. They carry a kind and a user-facing message, never an HTTP status:
+ * `api/error-handler.ts` is the one place that turns a kind into a status code and body.
+ */
+export type ErrorKind =
+  | "invalid"
+  | "unauthenticated"
+  | "forbidden"
+  | "not_found"
+  | "conflict"
+  | "limit_exceeded"
+  | "unavailable";
+
+export class AppError extends Error {
+  constructor(
+    readonly kind: ErrorKind,
+    message: string,
+    /** Optional machine-readable code, sent beside the message (Turso does this for a few errors). */
+    readonly code?: string,
+  ) {
+    super(message);
+    this.name = new.target.name;
+  }
+}
+
+export class InvalidError extends AppError {
+  constructor(message: string, code?: string) {
+    super("invalid", message, code);
+  }
+}
+
+export class UnauthenticatedError extends AppError {
+  constructor(message: string, code?: string) {
+    super("unauthenticated", message, code);
+  }
+}
+
+export class ForbiddenError extends AppError {
+  constructor(message: string, code?: string) {
+    super("forbidden", message, code);
+  }
+}
+
+export class NotFoundError extends AppError {
+  constructor(message: string, code?: string) {
+    super("not_found", message, code);
+  }
+}
+
+export class ConflictError extends AppError {
+  constructor(message: string, code?: string) {
+    super("conflict", message, code);
+  }
+}
+
+export class LimitExceededError extends AppError {
+  constructor(message: string, code?: string) {
+    super("limit_exceeded", message, code);
+  }
+}
+
+export class UnavailableError extends AppError {
+  constructor(message: string, code?: string) {
+    super("unavailable", message, code);
+  }
+}
+
+/**
+ * Raised by the store when a unique constraint rejects a write. Domain verbs translate it into the
+ * conflict message the API promises; the constraint name says which rule fired.
+ */
+export class UniqueViolationError extends ConflictError {
+  constructor(readonly constraint: string) {
+    super(`unique constraint violated: ${constraint}`);
+  }
+}

@@ -1,0 +1,157 @@
+import { mkdir, readFile, rm, writeFile } from "node:fs/promises";
+import type { Server } from "node:http";
+import type { AddressInfo } from "node:net";
+import path from "node:path";
+import { fileURLToPath, pathToFileURL } from "node:url";
+import { serve } from "@hono/node-server";
+import { createApp } from "./api/app.js";
+import { type Config, loadConfig } from "./config.js";
+import { newApiTokenValue } from "./domain/api-tokens.js";
+import type { Deps } from "./domain/context.js";
+import { LocationCatalogue } from "./domain/locations.js";
+import { reconcileInstanceFiles } from "./domain/reconcile.js";
+import { bootstrapAdmin, hasAdmin } from "./domain/users.js";
+import { InstanceFiles } from "./engine/instance-files.js";
+import { createLogger, type Logger } from "./lib/logger.js";
+import { loadOrCreateSigningKey } from "./lib/signing-keys.js";
+import { systemClock } from "./lib/time.js";
+import { openSqliteStore } from "./store/sqlite.js";
+
+export interface Shoal {
+  /** Base URL of the HTTP server, e.g. `http://127.0.0.1:8080`. */
+  url: string;
+  port: number;
+  deps: Deps;
+  /** Stops accepting connections, lets requests in flight finish, then closes the store. */
+  close(): Promise<void>;
+}
+
+export interface StartOptions {
+  log?: Logger;
+  /** Where the first-start banner with a generated admin token goes (stdout by default). */
+  announce?: (text: string) => void;
+}
+
+/** The composition root: config -> store -> domain -> HTTP server. */
+export async function startShoal(config: Config, opts: StartOptions = {}): Promise<Shoal> {
+  const log = opts.log ?? createLogger(config.logLevel);
+  await mkdir(config.dataDir, { recursive: true, mode: 0o700 });
+  const store = await openSqliteStore(config.dataDir);
+  const deps: Deps = {
+    store,
+    files: new InstanceFiles(path.join(config.dataDir, "locations")),
+    catalogue: new LocationCatalogue(config.locations),
+    dbDomain: config.dbDomain,
+    version: config.version,
+    apiTokenKey: await loadOrCreateSigningKey(path.join(config.dataDir, "keys"), "api-tokens"),
+    clock: systemClock,
+    log,
+  };
+  try {
+    await bootstrap(config, deps, opts.announce ?? ((t) => process.stdout.write(t)));
+    await reconcileInstanceFiles(deps);
+  } catch (e) {
+    await store.close();
+    throw e;
+  }
+
+  const app = createApp(deps);
+  const server = await new Promise<Server>((resolve, reject) => {
+    const s = serve({ fetch: app.fetch, hostname: config.host, port: config.port }, () =>
+      resolve(s as Server),
+    );
+    s.once("error", reject);
+  });
+  const port = (server.address() as AddressInfo).port;
+  const host = config.host.includes(":") ? `[${config.host}]` : config.host;
+  log.info(
+    { url: `http://${host}:${port}`, dataDir: config.dataDir, version: config.version },
+    "shoal is ready",
+  );
+
+  let closing: Promise<void> | undefined;
+  return {
+    url: `http://${host}:${port}`,
+    port,
+    deps,
+    close() {
+      closing ??= (async () => {
+        await new Promise<void>((resolve) => {
+          server.close(() => resolve());
+          server.closeIdleConnections();
+        });
+        await store.close();
+      })();
+      return closing;
+    },
+  };
+}
+
+/**
+ * First start only: creates the administrator. A generated token is written to
+ * `<data>/admin-token` (0600) before it is committed, so a crash can never leave an administrator
+ * whose only token nobody has.
+ */
+async function bootstrap(config: Config, deps: Deps, announce: (text: string) => void): Promise<void> {
+  if (await hasAdmin(deps)) {
+    if (config.adminToken) deps.log.warn("SHOAL_ADMIN_TOKEN is only read on the first start; ignoring it");
+    return;
+  }
+  const tokenFile = path.join(config.dataDir, "admin-token");
+  const token = config.adminToken
+    ? { id: (await newApiTokenValue(deps)).id, token: config.adminToken }
+    : await newApiTokenValue(deps);
+  if (!config.adminToken) await writeFile(tokenFile, `${token.token}\n`, { mode: 0o600 });
+  const created = await bootstrapAdmin(deps, { username: config.adminUser, email: config.adminEmail, token });
+  if (!created) {
+    if (!config.adminToken) await rm(tokenFile, { force: true });
+    return;
+  }
+  deps.log.info({ username: config.adminUser }, "created the instance administrator");
+  if (!config.adminToken) {
+    announce(
+      `\nShoal created the instance administrator "${config.adminUser}".\n` +
+        `Its API token is shown once here and saved to ${tokenFile}:\n\n  ${token.token}\n\n`,
+    );
+  }
+}
+
+async function readVersion(): Promise<string> {
+  const pkg = path.join(path.dirname(fileURLToPath(import.meta.url)), "..", "package.json");
+  return (JSON.parse(await readFile(pkg, "utf8")) as { version: string }).version;
+}
+
+async function runFromCommandLine(): Promise<void> {
+  let config: Config;
+  try {
+    config = loadConfig(process.env, await readVersion());
+  } catch (e) {
+    process.stderr.write(`shoal: ${e instanceof Error ? e.message : String(e)}\n`);
+    process.exit(2);
+  }
+  const log = createLogger(config.logLevel);
+  const shoal = await startShoal(config, { log });
+  const stop = (signal: string) => {
+    log.info({ signal }, "shutting down");
+    // A second signal while draining means "now".
+    process.once(signal, () => process.exit(1));
+    shoal.close().then(
+      () => process.exit(0),
+      (e: unknown) => {
+        log.error({ err: e }, "shutdown failed");
+        process.exit(1);
+      },
+    );
+  };
+  process.once("SIGTERM", () => stop("SIGTERM"));
+  process.once("SIGINT", () => stop("SIGINT"));
+}
+
+if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {
+  runFromCommandLine().catch((e: unknown) => {
+    process.stderr.write(
+      `shoal: failed to start: ${e instanceof Error ? (e.stack ?? e.message) : String(e)}\n`,
+    );
+    process.exit(1);
+  });
+}

@@ -1,0 +1,64 @@
+import { guardUnique } from "./dialect.js";
+import type { Executor } from "./executor.js";
+import type { DatabaseRow } from "./schema.js";
+
+/** A database row with the names of its organization and group, as every reader needs them. */
+export interface DatabaseWithPlacement extends DatabaseRow {
+  org_slug: string;
+  group_name: string;
+  primary_location: string;
+}
+
+export type DatabasePatch = Partial<
+  Pick<DatabaseRow, "size_limit" | "block_reads" | "block_writes" | "allow_attach" | "delete_protection">
+>;
+
+export function databasesRepo({ db, dialect }: Executor) {
+  const withPlacement = () =>
+    db
+      .selectFrom("databases as d")
+      .innerJoin("groups as g", "g.id", "d.group_id")
+      .innerJoin("organizations as o", "o.id", "d.org_id")
+      .selectAll("d")
+      .select(["o.slug as org_slug", "g.name as group_name", "g.primary_location"]);
+
+  return {
+    insert: (row: DatabaseRow) =>
+      guardUnique(dialect, "database name", () => db.insertInto("databases").values(row).execute()),
+
+    findByName: (orgId: string, name: string): Promise<DatabaseWithPlacement | undefined> =>
+      withPlacement().where("d.org_id", "=", orgId).where("d.name", "=", name).executeTakeFirst(),
+
+    findById: (id: string): Promise<DatabaseWithPlacement | undefined> =>
+      withPlacement().where("d.id", "=", id).executeTakeFirst(),
+
+    list: (orgId: string, filter: { groupId?: string } = {}): Promise<DatabaseWithPlacement[]> => {
+      let q = withPlacement().where("d.org_id", "=", orgId);
+      if (filter.groupId) q = q.where("d.group_id", "=", filter.groupId);
+      return q.orderBy("d.name").execute();
+    },
+
+    idsInGroup: async (groupId: string) =>
+      (await db.selectFrom("databases").select("id").where("group_id", "=", groupId).execute()).map(
+        (r) => r.id,
+      ),
+
+    /** Every (database, location) pair the store says should exist; used to reconcile files on start. */
+    allInstances: () =>
+      db
+        .selectFrom("databases as d")
+        .innerJoin("group_locations as l", "l.group_id", "d.group_id")
+        .innerJoin("groups as g", "g.id", "d.group_id")
+        .select(["d.id as db_id", "l.location", "g.primary_location"])
+        .execute(),
+
+    update: async (id: string, patch: DatabasePatch) => {
+      if (Object.keys(patch).length === 0) return;
+      await db.updateTable("databases").set(patch).where("id", "=", id).execute();
+    },
+
+    delete: (id: string) => db.deleteFrom("databases").where("id", "=", id).execute(),
+  };
+}
+
+export type DatabasesRepo = ReturnType<typeof databasesRepo>;

@@ -1,0 +1,78 @@
+import { sql } from "kysely";
+import { guardUnique } from "./dialect.js";
+import type { Executor } from "./executor.js";
+import type { GroupLocationRow, GroupRow } from "./schema.js";
+
+export function groupsRepo({ db, dialect }: Executor) {
+  return {
+    insert: (row: GroupRow) =>
+      guardUnique(dialect, "group name", () => db.insertInto("groups").values(row).execute()),
+
+    findByName: (orgId: string, name: string) =>
+      db
+        .selectFrom("groups")
+        .selectAll()
+        .where("org_id", "=", orgId)
+        .where("name", "=", name)
+        .executeTakeFirst(),
+
+    findById: (id: string) => db.selectFrom("groups").selectAll().where("id", "=", id).executeTakeFirst(),
+
+    list: (orgId: string) =>
+      db.selectFrom("groups").selectAll().where("org_id", "=", orgId).orderBy("name").execute(),
+
+    /**
+     * Serialises changes to one group's placement (adding a location vs creating a database in it),
+     * so a database created during an add-location can't miss the new location. SQLite already runs
+     * one writer at a time; PostgreSQL needs the row lock.
+     */
+    lock: async (id: string) => {
+      if (dialect.kind === "postgres") {
+        await sql`select id from groups where id = ${id} for update`.execute(db);
+      }
+    },
+
+    update: (id: string, patch: Partial<Pick<GroupRow, "archived" | "delete_protection">>) =>
+      db.updateTable("groups").set(patch).where("id", "=", id).execute(),
+
+    delete: (id: string) => db.deleteFrom("groups").where("id", "=", id).execute(),
+
+    insertLocation: (row: GroupLocationRow) =>
+      guardUnique(dialect, "group location", () => db.insertInto("group_locations").values(row).execute()),
+
+    deleteLocation: async (groupId: string, location: string) => {
+      const r = await db
+        .deleteFrom("group_locations")
+        .where("group_id", "=", groupId)
+        .where("location", "=", location)
+        .executeTakeFirst();
+      return Number(r.numDeletedRows) > 0;
+    },
+
+    /** Locations of each group, in the order they were added (the primary first). */
+    locationsOf: async (groupIds: readonly string[]): Promise<Map<string, string[]>> => {
+      const out = new Map<string, string[]>(groupIds.map((id) => [id, []]));
+      if (groupIds.length === 0) return out;
+      const rows = await db
+        .selectFrom("group_locations")
+        .select(["group_id", "location"])
+        .where("group_id", "in", groupIds)
+        .orderBy("group_id")
+        .orderBy("position")
+        .execute();
+      for (const r of rows) out.get(r.group_id)?.push(r.location);
+      return out;
+    },
+
+    nextLocationPosition: async (groupId: string) => {
+      const r = await db
+        .selectFrom("group_locations")
+        .select((eb) => eb.fn.max("position").as("p"))
+        .where("group_id", "=", groupId)
+        .executeTakeFirst();
+      return Number(r?.p ?? -1) + 1;
+    },
+  };
+}
+
+export type GroupsRepo = ReturnType<typeof groupsRepo>;

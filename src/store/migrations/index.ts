@@ -1,0 +1,21 @@
+import type { Kysely, Migration, MigrationProvider } from "kysely";
+import type { DialectKind } from "../dialect.js";
+import * as m0001 from "./0001-initial.js";
+
+/**
+ * Every migration in order. Names never change once released; a new schema change is a new file.
+ * Each migration receives the dialect so the few spelling differences stay inside the migration.
+ */
+const ALL: Record<string, { up(db: Kysely<unknown>, kind: DialectKind): Promise<void> }> = {
+  "0001-initial": m0001,
+};
+
+export function migrationProvider(kind: DialectKind): MigrationProvider {
+  return {
+    async getMigrations() {
+      const out: Record<string, Migration> = {};
+      for (const [name, m] of Object.entries(ALL)) out[name] = { up: (db) => m.up(db, kind) };
+      return out;
+    },
+  };
+}

@@ -1,0 +1,40 @@
+import { guardUnique } from "./dialect.js";
+import type { Executor } from "./executor.js";
+import type { MemberRow, OrganizationRow } from "./schema.js";
+
+export type OrganizationPatch = Partial<
+  Pick<OrganizationRow, "overages" | "blocked_reads" | "blocked_writes">
+>;
+
+export function organizationsRepo({ db, dialect }: Executor) {
+  return {
+    insert: (row: OrganizationRow) =>
+      guardUnique(dialect, "organization slug", () => db.insertInto("organizations").values(row).execute()),
+
+    findBySlug: (slug: string) =>
+      db.selectFrom("organizations").selectAll().where("slug", "=", slug).executeTakeFirst(),
+
+    findById: (id: string) =>
+      db.selectFrom("organizations").selectAll().where("id", "=", id).executeTakeFirst(),
+
+    /** Organizations the user belongs to, with the user's role in each. */
+    listForUser: (userId: string) =>
+      db
+        .selectFrom("organizations as o")
+        .innerJoin("members as m", "m.org_id", "o.id")
+        .selectAll("o")
+        .select("m.role")
+        .where("m.user_id", "=", userId)
+        .orderBy("o.slug")
+        .execute() as Promise<Array<OrganizationRow & { role: MemberRow["role"] }>>,
+
+    update: async (id: string, patch: OrganizationPatch) => {
+      if (Object.keys(patch).length === 0) return;
+      await db.updateTable("organizations").set(patch).where("id", "=", id).execute();
+    },
+
+    delete: (id: string) => db.deleteFrom("organizations").where("id", "=", id).execute(),
+  };
+}
+
+export type OrganizationsRepo = ReturnType<typeof organizationsRepo>;

@@ -1,0 +1,109 @@
+/**
+ * Control-plane tables as Kysely sees them. Columns are snake_case in both dialects; timestamps are
+ * ISO-8601 text (fixed width, so they sort the same everywhere) and flags are integers 0/1, which
+ * keeps one set of row types valid for SQLite and PostgreSQL alike.
+ */
+import type { Generated, Insertable, Selectable } from "kysely";
+
+export interface UsersTable {
+  id: string;
+  username: string;
+  email: string;
+  is_admin: number;
+  created_at: string;
+}
+
+export interface OrganizationsTable {
+  id: string;
+  slug: string;
+  name: string;
+  type: "personal" | "team";
+  overages: number;
+  blocked_reads: number;
+  blocked_writes: number;
+  created_at: string;
+}
+
+export interface MembersTable {
+  org_id: string;
+  user_id: string;
+  role: "owner" | "admin" | "member" | "viewer";
+  created_at: string;
+}
+
+export interface ApiTokensTable {
+  id: string;
+  user_id: string;
+  name: string;
+  token_hash: string;
+  /** Restriction to one organization (null: every organization of the user). */
+  org_id: string | null;
+  /** Restriction to one group of that organization. */
+  group_id: string | null;
+  /** JSON array of scopes for restricted tokens. */
+  scopes: string | null;
+  created_at: string;
+}
+
+export interface GroupsTable {
+  id: string;
+  org_id: string;
+  name: string;
+  primary_location: string;
+  archived: number;
+  delete_protection: number;
+  created_at: string;
+}
+
+export interface GroupLocationsTable {
+  group_id: string;
+  location: string;
+  /** Order in which locations were added; the primary is 0. */
+  position: number;
+  added_at: string;
+}
+
+export interface DatabasesTable {
+  id: string;
+  org_id: string;
+  group_id: string;
+  name: string;
+  size_limit: string | null;
+  block_reads: number;
+  block_writes: number;
+  allow_attach: number;
+  delete_protection: number;
+  created_at: string;
+}
+
+export interface AuditLogsTable {
+  id: Generated<number>;
+  org_id: string;
+  code: string;
+  message: string;
+  origin: string;
+  author: string;
+  data: string;
+  created_at: string;
+}
+
+export interface DB {
+  users: UsersTable;
+  organizations: OrganizationsTable;
+  members: MembersTable;
+  api_tokens: ApiTokensTable;
+  groups: GroupsTable;
+  group_locations: GroupLocationsTable;
+  databases: DatabasesTable;
+  audit_logs: AuditLogsTable;
+}
+
+export type UserRow = Selectable<UsersTable>;
+export type OrganizationRow = Selectable<OrganizationsTable>;
+export type MemberRow = Selectable<MembersTable>;
+export type ApiTokenRow = Selectable<ApiTokensTable>;
+export type GroupRow = Selectable<GroupsTable>;
+export type GroupLocationRow = Selectable<GroupLocationsTable>;
+export type DatabaseRow = Selectable<DatabasesTable>;
+export type AuditLogRow = Selectable<AuditLogsTable>;
+export type NewAuditLog = Insertable<AuditLogsTable>;

@@ -1,0 +1,63 @@
+import { mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { type Config, DEFAULT_LOCATIONS } from "../../src/config.js";
+import { createLogger } from "../../src/lib/logger.js";
+import { type Shoal, startShoal } from "../../src/main.js";
+
+export const ADMIN_TOKEN = "test-admin-token-0123456789abcdef";
+
+export interface TestShoal {
+  url: string;
+  /** Base URL for `@tursodatabase/api`: it must end in `/v1/`. */
+  apiBase: string;
+  dataDir: string;
+  adminToken: string;
+  shoal: Shoal;
+  /** Stops the service and starts it again on the same data folder (a new port). */
+  restart(): Promise<void>;
+  close(): Promise<void>;
+}
+
+export function testConfig(dataDir: string, overrides: Partial<Config> = {}): Config {
+  return {
+    host: "127.0.0.1",
+    port: 0,
+    dataDir,
+    adminUser: "admin",
+    adminEmail: "admin@localhost",
+    adminToken: ADMIN_TOKEN,
+    locations: DEFAULT_LOCATIONS,
+    dbDomain: "shoal.test",
+    logLevel: "silent",
+    version: "0.0.0-test",
+    ...overrides,
+  };
+}
+
+/** Boots a real Shoal on a random port with a fresh data folder in the system temp directory. */
+export async function startTestShoal(overrides: Partial<Config> = {}): Promise<TestShoal> {
+  const dataDir = overrides.dataDir ?? (await mkdtemp(path.join(tmpdir(), "shoal-test-")));
+  const config = testConfig(dataDir, overrides);
+  const log = createLogger(config.logLevel);
+  let shoal = await startShoal(config, { log, announce: () => {} });
+  const h: TestShoal = {
+    url: shoal.url,
+    apiBase: `${shoal.url}/v1/`,
+    dataDir,
+    adminToken: config.adminToken ?? "",
+    shoal,
+    async restart() {
+      await shoal.close();
+      shoal = await startShoal(config, { log, announce: () => {} });
+      h.shoal = shoal;
+      h.url = shoal.url;
+      h.apiBase = `${shoal.url}/v1/`;
+    },
+    async close() {
+      await shoal.close();
+      await rm(dataDir, { recursive: true, force: true });
+    },
+  };
+  return h;
+}
