@@ -18,7 +18,7 @@ describe("the three core operations through @tursodatabase/api", () => {
   it("creates a group, a database in it, adds a location and updates overages", async () => {
     const group = await turso.groups.create("default", "aws-us-east-1");
     expect(group).toMatchObject({ name: "default", primary: "aws-us-east-1", locations: ["aws-us-east-1"] });
-    expect(group.uuid).toMatch(/^[0-9a-f-]{36}$/);
+    expect((group as unknown as { uuid: string }).uuid).toMatch(/^[0-9a-f-]{36}$/);
 
     const db = await turso.databases.create("my-db", { group: "default" });
     expect(db).toEqual({

@@ -8,12 +8,10 @@ import { CreatedDatabaseWire, DatabaseWire, databaseWire } from "../wire/databas
 const tags = ["Databases"];
 
 const CreateBody = z.object({
-  name: z
-    .string()
-    .openapi({
-      description: "Lowercase letters, digits and dashes; at most 64 characters.",
-      example: "my-db",
-    }),
+  name: z.string().openapi({
+    description: "Lowercase letters, digits and dashes; at most 64 characters.",
+    example: "my-db",
+  }),
   group: optional(z.string()).openapi({
     description: "Group to create the database in (default `default`).",
     example: "default",

@@ -3,18 +3,14 @@ import type { Member, Organization } from "../../domain/views.js";
 
 export const OrganizationWire = z
   .object({
-    name: z
-      .string()
-      .openapi({
-        description: "Display name; a personal organization is named `personal`.",
-        example: "personal",
-      }),
-    slug: z
-      .string()
-      .openapi({
-        description: "Identifier used in paths; for a personal organization, the username.",
-        example: "acme",
-      }),
+    name: z.string().openapi({
+      description: "Display name; a personal organization is named `personal`.",
+      example: "personal",
+    }),
+    slug: z.string().openapi({
+      description: "Identifier used in paths; for a personal organization, the username.",
+      example: "acme",
+    }),
     type: z.enum(["personal", "team"]),
     overages: z
       .boolean()

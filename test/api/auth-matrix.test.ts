@@ -1,0 +1,105 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { ALL_ROUTES } from "../../src/api/app.js";
+import { AUTH_MATRIX, type Fixture } from "../helpers/auth-matrix.js";
+import {
+  addMember,
+  createDatabase,
+  createGroup,
+  createTeam,
+  createUser,
+  type TestUser,
+} from "../helpers/factories.js";
+import { call } from "../helpers/http.js";
+import { startTestShoal, type TestShoal } from "../helpers/shoal.js";
+
+let h: TestShoal;
+let owner: TestUser;
+let viewer: TestUser;
+let stranger: TestUser;
+let revoked: string;
+let fixture: Fixture;
+
+beforeAll(async () => {
+  h = await startTestShoal();
+  owner = await createUser(h);
+  viewer = await createUser(h);
+  stranger = await createUser(h);
+  const org = await createTeam(owner);
+  await addMember(owner, org, viewer.username, "viewer");
+  await createGroup(owner, org, "default");
+  await createDatabase(owner, org, "matrix-target");
+  fixture = { org, group: "default", database: "matrix-target" };
+  const minted = await owner.api.post("/v1/auth/api-tokens/to-revoke");
+  revoked = minted.body.token;
+  expect((await owner.api.delete("/v1/auth/api-tokens/to-revoke")).status).toBe(200);
+});
+afterAll(() => h.close());
+
+const entries = Object.entries(AUTH_MATRIX);
+const send = (key: string, token: string | null, headers: Record<string, string> = {}) => {
+  const e = AUTH_MATRIX[key]!;
+  const method = key.split(" ")[0]!;
+  return call(h.url, method, e.path(fixture), { token, body: e.body, headers });
+};
+
+describe("the auth matrix", () => {
+  it("covers every route the server registers", () => {
+    const registered = ALL_ROUTES.map((r) => `${r.method.toUpperCase()} ${r.path}`).sort();
+    expect(Object.keys(AUTH_MATRIX).sort()).toEqual(registered);
+  });
+
+  for (const [key, e] of entries) {
+    describe(key, () => {
+      if (e.kind === "public") {
+        it("answers without a token", async () => {
+          expect((await send(key, null)).status).toBe(200);
+        });
+      } else {
+        it("refuses a request with no token (401)", async () => {
+          const r = await send(key, null);
+          expect(r.status).toBe(401);
+          expect(r.body.error).toEqual(expect.any(String));
+        });
+      }
+
+      it("refuses a malformed token (401)", async () => {
+        expect((await send(key, "not-a-token")).status).toBe(401);
+      });
+
+      it("refuses a revoked token (401)", async () => {
+        expect((await send(key, revoked)).status).toBe(401);
+      });
+
+      it("refuses an Authorization header that isn't Bearer (401)", async () => {
+        expect((await send(key, null, { authorization: "Token abc" })).status).toBe(401);
+      });
+
+      if (e.kind === "admin") {
+        it("refuses a user who is not an instance administrator (403)", async () => {
+          expect((await send(key, owner.token)).status).toBe(403);
+        });
+      }
+
+      if (e.kind === "org") {
+        it(`refuses a non-member (${e.stranger ?? 403})`, async () => {
+          expect((await send(key, stranger.token)).status).toBe(e.stranger ?? 403);
+        });
+
+        it(e.viewer === "allow" ? "lets a viewer read" : "refuses a viewer (403)", async () => {
+          const r = await send(key, viewer.token);
+          if (e.viewer === "allow") expect(r.status, r.text).toBe(200);
+          else expect(r.status, r.text).toBe(403);
+        });
+      }
+    });
+  }
+
+  it("left the fixture untouched after every refused call", async () => {
+    const g = await owner.api.get(`/v1/organizations/${fixture.org}/groups/default`);
+    expect(g.body.group.locations).toEqual(["aws-us-east-1"]);
+    const d = await owner.api.get(`/v1/organizations/${fixture.org}/databases`);
+    expect(d.body.databases.map((x: { Name: string }) => x.Name)).toEqual(["matrix-target"]);
+    const o = await owner.api.get(`/v1/organizations/${fixture.org}`);
+    expect(o.body.organization.overages).toBe(false);
+  });
+});

@@ -1,0 +1,57 @@
+import { describe, expect, it } from "vitest";
+import { DEFAULT_LOCATIONS, loadConfig, parseLocations } from "../src/config.js";
+
+describe("configuration from the environment", () => {
+  it("has documented defaults", () => {
+    const c = loadConfig({}, "1.2.3");
+    expect(c).toMatchObject({
+      host: "127.0.0.1",
+      port: 8080,
+      adminUser: "admin",
+      adminToken: undefined,
+      dbDomain: "localhost",
+      logLevel: "info",
+      version: "1.2.3",
+    });
+    expect(c.dataDir).toMatch(/\/data$/);
+    expect(c.locations.map((l) => l.code)).toEqual([
+      "aws-us-east-1",
+      "aws-us-east-2",
+      "aws-us-west-2",
+      "aws-eu-west-1",
+      "aws-ap-northeast-1",
+      "aws-ap-south-1",
+    ]);
+    expect(c.locations).toEqual(DEFAULT_LOCATIONS);
+  });
+
+  it("treats an empty variable as unset", () => {
+    expect(loadConfig({ SHOAL_PORT: "", SHOAL_ADMIN_TOKEN: "" }, "x")).toMatchObject({
+      port: 8080,
+      adminToken: undefined,
+    });
+  });
+
+  it("parses locations with and without descriptions", () => {
+    expect(parseLocations(" home = Home rack , lab,")).toEqual([
+      { code: "home", description: "Home rack" },
+      { code: "lab", description: "lab" },
+    ]);
+  });
+
+  it("refuses bad locations, duplicate codes and an empty list", () => {
+    expect(() => parseLocations("Upper")).toThrow(/invalid location code/);
+    expect(() => parseLocations("a,a")).toThrow(/twice/);
+    expect(() => parseLocations(" , ")).toThrow(/at least one/);
+  });
+
+  it("names every invalid setting at once", () => {
+    expect(() =>
+      loadConfig({ SHOAL_PORT: "http", SHOAL_ADMIN_USER: "Root", SHOAL_DB_DOMAIN: "bad domain" }, "x"),
+    ).toThrow(/SHOAL_PORT[\s\S]*SHOAL_ADMIN_USER[\s\S]*SHOAL_DB_DOMAIN/);
+  });
+
+  it("accepts a database domain with a port, lower-cased", () => {
+    expect(loadConfig({ SHOAL_DB_DOMAIN: "DB.Example.com:8443" }, "x").dbDomain).toBe("db.example.com:8443");
+  });
+});

@@ -1,0 +1,59 @@
+import { type ChildProcess, spawn } from "node:child_process";
+import path from "node:path";
+
+const ROOT = path.resolve(import.meta.dirname, "../..");
+
+export interface ShoalProcess {
+  proc: ChildProcess;
+  url: string;
+  output(): string;
+  /** Resolves with the exit code (or the signal name) once the process ends. */
+  exited: Promise<number | string>;
+}
+
+/** Runs `src/main.ts` as its own process, the way `npm start` runs it, and waits until it is ready. */
+export async function spawnShoal(env: Record<string, string>, timeoutMs = 20_000): Promise<ShoalProcess> {
+  const proc = spawn(process.execPath, ["--import", "tsx", "src/main.ts"], {
+    cwd: ROOT,
+    env: { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "", SHOAL_PORT: "0", ...env },
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  let out = "";
+  proc.stdout?.on("data", (d: Buffer) => (out += d.toString()));
+  proc.stderr?.on("data", (d: Buffer) => (out += d.toString()));
+  const exited = new Promise<number | string>((resolve) =>
+    proc.once("exit", (code, signal) => resolve(code ?? signal ?? -1)),
+  );
+  const url = await new Promise<string>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`shoal did not start:\n${out}`)), timeoutMs);
+    const check = () => {
+      const m = /"url":"(http:\/\/[^"]+)"[^\n]*"msg":"shoal is ready"/.exec(out);
+      if (m?.[1]) {
+        clearTimeout(timer);
+        resolve(m[1]);
+      }
+    };
+    proc.stdout?.on("data", check);
+    exited.then((code) => {
+      clearTimeout(timer);
+      reject(new Error(`shoal exited with ${code} before it was ready:\n${out}`));
+    });
+  });
+  return { proc, url, output: () => out, exited };
+}
+
+/** Runs `src/main.ts` expecting it to fail at start; returns its exit code and output. */
+export async function runShoalExpectingFailure(
+  env: Record<string, string>,
+): Promise<{ code: number; output: string }> {
+  const proc = spawn(process.execPath, ["--import", "tsx", "src/main.ts"], {
+    cwd: ROOT,
+    env: { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "", SHOAL_PORT: "0", ...env },
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  let out = "";
+  proc.stdout?.on("data", (d: Buffer) => (out += d.toString()));
+  proc.stderr?.on("data", (d: Buffer) => (out += d.toString()));
+  const code = await new Promise<number>((resolve) => proc.once("exit", (c) => resolve(c ?? -1)));
+  return { code, output: out };
+}
