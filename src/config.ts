@@ -30,6 +30,14 @@ export interface Config {
   dbDomain: string;
   logLevel: "fatal" | "error" | "warn" | "info" | "debug" | "trace" | "silent";
   version: string;
+  /** Open connections to hosted databases kept across all databases. */
+  maxConnections: number;
+  /** `relaxed`: a commit survives a crash of Shoal; `strong`: it also survives power loss (fsync per commit). */
+  durability: "relaxed" | "strong";
+  /** An interactive write transaction is rolled back after this many milliseconds. */
+  transactionTimeoutMs: number;
+  /** An HTTP stream (baton) unused for this many milliseconds is closed. */
+  streamIdleTimeoutMs: number;
 }
 
 const CODE = /^[a-z0-9][a-z0-9-]{0,62}$/;
@@ -83,6 +91,10 @@ const EnvSchema = z.object({
     .pipe(z.string().regex(DOMAIN, "a DNS name, optionally with :port"))
     .default("localhost"),
   SHOAL_LOG_LEVEL: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"),
+  SHOAL_MAX_CONNECTIONS: z.coerce.number().int().min(1).max(100_000).default(512),
+  SHOAL_DURABILITY: z.enum(["relaxed", "strong"]).default("relaxed"),
+  SHOAL_TRANSACTION_TIMEOUT_MS: z.coerce.number().int().min(100).max(3_600_000).default(5000),
+  SHOAL_STREAM_IDLE_TIMEOUT_MS: z.coerce.number().int().min(100).max(3_600_000).default(10_000),
 });
 
 /** Reads the settings once. Only `main.ts` and this module look at `process.env`. */
@@ -107,5 +119,9 @@ export function loadConfig(env: NodeJS.ProcessEnv, version: string): Config {
     dbDomain: e.SHOAL_DB_DOMAIN,
     logLevel: e.SHOAL_LOG_LEVEL,
     version,
+    maxConnections: e.SHOAL_MAX_CONNECTIONS,
+    durability: e.SHOAL_DURABILITY,
+    transactionTimeoutMs: e.SHOAL_TRANSACTION_TIMEOUT_MS,
+    streamIdleTimeoutMs: e.SHOAL_STREAM_IDLE_TIMEOUT_MS,
   });
 }

@@ -6,12 +6,18 @@ import { fileURLToPath, pathToFileURL } from "node:url";
 import { serve } from "@hono/node-server";
 import { createApp } from "./api/app.js";
 import { type Config, loadConfig } from "./config.js";
+import { createDataPlane, type DataPlane } from "./dataplane/data-plane.js";
+import { routeRequest } from "./dataplane/routing.js";
 import { newApiTokenValue } from "./domain/api-tokens.js";
 import type { Deps } from "./domain/context.js";
+import { DbTokenVerifier } from "./domain/data-access.js";
+import { DatabaseDirectory } from "./domain/directory.js";
 import { LocationCatalogue } from "./domain/locations.js";
 import { reconcileInstanceFiles } from "./domain/reconcile.js";
+import { UsageMeter } from "./domain/usage-meter.js";
 import { bootstrapAdmin, hasAdmin } from "./domain/users.js";
 import { InstanceFiles } from "./engine/instance-files.js";
+import { ConnectionPool } from "./engine/pool.js";
 import { createLogger, type Logger } from "./lib/logger.js";
 import { loadOrCreateSigningKey } from "./lib/signing-keys.js";
 import { systemClock } from "./lib/time.js";
@@ -22,6 +28,7 @@ export interface Shoal {
   url: string;
   port: number;
   deps: Deps;
+  dataPlane: DataPlane;
   /** Stops accepting connections, lets requests in flight finish, then closes the store. */
   close(): Promise<void>;
 }
@@ -37,16 +44,26 @@ export async function startShoal(config: Config, opts: StartOptions = {}): Promi
   const log = opts.log ?? createLogger(config.logLevel);
   await mkdir(config.dataDir, { recursive: true, mode: 0o700 });
   const store = await openSqliteStore(config.dataDir);
+  const keys = path.join(config.dataDir, "keys");
   const deps: Deps = {
     store,
     files: new InstanceFiles(path.join(config.dataDir, "locations")),
     catalogue: new LocationCatalogue(config.locations),
     dbDomain: config.dbDomain,
     version: config.version,
-    apiTokenKey: await loadOrCreateSigningKey(path.join(config.dataDir, "keys"), "api-tokens"),
+    apiTokenKey: await loadOrCreateSigningKey(keys, "api-tokens"),
+    dbTokenKey: await loadOrCreateSigningKey(keys, "db-tokens"),
+    pool: new ConnectionPool({
+      maxOpen: config.maxConnections,
+      synchronous: config.durability === "strong" ? "FULL" : "NORMAL",
+    }),
+    directory: new DatabaseDirectory(store),
+    tokenVerifier: undefined as unknown as DbTokenVerifier,
+    meter: new UsageMeter(store, systemClock, log),
     clock: systemClock,
     log,
   };
+  deps.tokenVerifier = new DbTokenVerifier(deps);
   try {
     await bootstrap(config, deps, opts.announce ?? ((t) => process.stdout.write(t)));
     await reconcileInstanceFiles(deps);
@@ -55,13 +72,30 @@ export async function startShoal(config: Config, opts: StartOptions = {}): Promi
     throw e;
   }
 
-  const app = createApp(deps);
+  const api = createApp(deps);
+  const dataPlane = createDataPlane(deps, {
+    txnTimeoutMs: config.transactionTimeoutMs,
+    lockWaitMs: config.transactionTimeoutMs,
+    streamIdleMs: config.streamIdleTimeoutMs,
+  });
+  // One port serves both: a request whose Host or path names a database goes to the data plane.
+  const fetch = (req: Request, env: object) => {
+    const route = routeRequest(req.headers.get("host") ?? undefined, pathOf(req.url), config.dbDomain);
+    return route ? dataPlane.fetch(req, route, env) : api.fetch(req, env);
+  };
   const server = await new Promise<Server>((resolve, reject) => {
-    const s = serve({ fetch: app.fetch, hostname: config.host, port: config.port }, () =>
-      resolve(s as Server),
-    );
+    const s = serve({ fetch, hostname: config.host, port: config.port }, () => resolve(s as Server));
     s.once("error", reject);
   });
+  server.on("upgrade", (req, socket, head: Buffer) => {
+    const route = routeRequest(req.headers.host, pathOf(req.url ?? "/"), config.dbDomain);
+    if (!route) {
+      socket.end("HTTP/1.1 404 Not Found\r\nConnection: close\r\n\r\n");
+      return;
+    }
+    dataPlane.upgrade(req, socket, head, route);
+  });
+  deps.meter.start(1000);
   const port = (server.address() as AddressInfo).port;
   const host = config.host.includes(":") ? `[${config.host}]` : config.host;
   log.info(
@@ -74,17 +108,28 @@ export async function startShoal(config: Config, opts: StartOptions = {}): Promi
     url: `http://${host}:${port}`,
     port,
     deps,
+    dataPlane,
     close() {
       closing ??= (async () => {
-        await new Promise<void>((resolve) => {
-          server.close(() => resolve());
-          server.closeIdleConnections();
-        });
+        const drained = new Promise<void>((resolve) => server.close(() => resolve()));
+        server.closeIdleConnections();
+        dataPlane.close();
+        await drained;
+        await deps.meter.stop();
+        deps.pool.closeAll();
         await store.close();
       })();
       return closing;
     },
   };
+}
+
+/** The path of a request URL (absolute, or a bare path as on an upgrade), without parsing the whole URL. */
+function pathOf(url: string): string {
+  const start = url.startsWith("/") ? 0 : url.indexOf("/", url.indexOf("//") + 2);
+  if (start === -1) return "/";
+  const q = url.indexOf("?", start);
+  return q === -1 ? url.slice(start) : url.slice(start, q);
 }
 
 /**

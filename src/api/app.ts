@@ -6,6 +6,8 @@ import { errorResponse } from "./error-handler.js";
 import type { Route } from "./route.js";
 import { adminUserRoutes } from "./routes/admin-users.js";
 import { apiTokenRoutes } from "./routes/api-tokens.js";
+import { databaseSettingsRoutes } from "./routes/database-settings.js";
+import { databaseTokenRoutes } from "./routes/database-tokens.js";
 import { databaseRoutes } from "./routes/databases.js";
 import { groupRoutes } from "./routes/groups.js";
 import { healthRoutes } from "./routes/health.js";
@@ -22,6 +24,8 @@ export const ALL_ROUTES: readonly Route[] = [
   ...memberRoutes,
   ...groupRoutes,
   ...databaseRoutes,
+  ...databaseTokenRoutes,
+  ...databaseSettingsRoutes,
   ...adminUserRoutes,
 ];
 

@@ -1,9 +1,13 @@
 import type { InstanceFiles } from "../engine/instance-files.js";
+import type { ConnectionPool } from "../engine/pool.js";
 import type { Logger } from "../lib/logger.js";
 import type { SigningKey } from "../lib/signing-keys.js";
 import type { Clock } from "../lib/time.js";
 import type { Store } from "../store/store.js";
+import type { DbTokenVerifier } from "./data-access.js";
+import type { DatabaseDirectory } from "./directory.js";
 import type { LocationCatalogue } from "./locations.js";
+import type { UsageMeter } from "./usage-meter.js";
 
 /** Who is calling: the user behind an API token, and what that token is restricted to. */
 export interface Principal {
@@ -28,6 +32,13 @@ export interface Deps {
   dbDomain: string;
   version: string;
   apiTokenKey: SigningKey;
+  /** Signs database and group tokens; kept apart from the API token key. */
+  dbTokenKey: SigningKey;
+  /** Open connections to hosted databases. */
+  pool: ConnectionPool;
+  directory: DatabaseDirectory;
+  tokenVerifier: DbTokenVerifier;
+  meter: UsageMeter;
   clock: Clock;
   log: Logger;
 }

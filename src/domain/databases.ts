@@ -57,14 +57,20 @@ export async function createDatabase(ctx: Ctx, slug: string, input: CreateDataba
       allow_attach: 0,
       delete_protection: 0,
       created_at: isoTime(deps.clock()),
+      hostname_label: `${input.name}-${org.slug}`,
+      token_generation: 0,
     };
     try {
       await r.databases.insert(row);
     } catch (e) {
-      if (e instanceof UniqueViolationError) {
+      if (!(e instanceof UniqueViolationError)) throw e;
+      if (await r.databases.findByName(org.id, input.name)) {
         throw new ConflictError(`database with name ${input.name} already exists`);
       }
-      throw e;
+      // Another organization's database has the same hostname (`a-b` + `c` vs `a` + `b-c`).
+      throw new ConflictError(
+        `database name ${input.name} is not available: the hostname ${row.hostname_label}.${deps.dbDomain} is taken`,
+      );
     }
     await audit(r, ctx, org.id, "db-create", `database ${input.name} created in group ${group.name}`, {
       database: input.name,

@@ -40,6 +40,7 @@ export async function addGroupLocation(
     });
     return { group: toGroup(row, [...locations, location]), dbIds: await r.databases.idsInGroup(row.id) };
   });
+  deps.directory.invalidate();
   try {
     seedLocation(deps, plan.group.primary, location, plan.dbIds);
   } catch (e) {

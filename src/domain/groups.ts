@@ -38,6 +38,7 @@ export async function createGroup(
       archived: 0,
       delete_protection: 0,
       created_at: now,
+      token_generation: 0,
     };
     try {
       await r.groups.insert(row);

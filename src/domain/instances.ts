@@ -25,12 +25,15 @@ export async function instancesOfOrganization(r: Repos, orgId: string): Promise<
 }
 
 /**
- * Removes instance files once the rows that named them are committed away. A failure here leaves
- * an orphan file, never a dangling row; the start-up reconciliation sweeps orphans.
+ * Removes instance files once the rows that named them are committed away: open connections are
+ * retired first, and the data plane's cache forgets the databases. A failure here leaves an orphan
+ * file, never a dangling row; the start-up reconciliation sweeps orphans.
  */
 export function removeInstanceFiles(deps: Deps, instances: readonly InstanceRef[]): void {
+  deps.directory.invalidate();
   for (const i of instances) {
     try {
+      deps.pool.retire(deps.files.path(i.location, i.dbId));
       deps.files.remove(i.location, i.dbId);
     } catch (e) {
       deps.log.error({ err: e, dbId: i.dbId, location: i.location }, "could not remove instance files");

@@ -26,6 +26,20 @@ export class InstanceFiles {
     }
   }
 
+  /** Bytes the instance occupies on disk: the database file and its write-ahead log. */
+  sizeOf(location: string, dbId: string): number {
+    const file = this.path(location, dbId);
+    let total = 0;
+    for (const suffix of ["", "-wal"]) {
+      try {
+        total += statSync(file + suffix).size;
+      } catch {
+        // A missing WAL just means everything is checkpointed.
+      }
+    }
+    return total;
+  }
+
   /** Last modification time of an instance's file in ms, or undefined when it has none. */
   modifiedAt(location: string, dbId: string): number | undefined {
     try {

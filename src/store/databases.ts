@@ -9,6 +9,11 @@ export interface DatabaseWithPlacement extends DatabaseRow {
   primary_location: string;
 }
 
+/** What the data plane needs to serve a database: placement, settings and token generations. */
+export interface DatabaseForDataPlane extends DatabaseWithPlacement {
+  group_token_generation: number;
+}
+
 export type DatabasePatch = Partial<
   Pick<DatabaseRow, "size_limit" | "block_reads" | "block_writes" | "allow_attach" | "delete_protection">
 >;
@@ -22,7 +27,30 @@ export function databasesRepo({ db, dialect }: Executor) {
       .selectAll("d")
       .select(["o.slug as org_slug", "g.name as group_name", "g.primary_location"]);
 
+  const forDataPlane = () =>
+    withPlacement().select("g.token_generation as group_token_generation") as unknown as ReturnType<
+      typeof withPlacement
+    >;
+
   return {
+    /** Looks a database up the way a data-plane request names it: by hostname label, or org and name. */
+    findForDataPlane: (
+      by: { label: string } | { orgSlug: string; name: string } | { id: string },
+    ): Promise<DatabaseForDataPlane | undefined> => {
+      let q = forDataPlane();
+      if ("label" in by) q = q.where("d.hostname_label", "=", by.label);
+      else if ("id" in by) q = q.where("d.id", "=", by.id);
+      else q = q.where("o.slug", "=", by.orgSlug).where("d.name", "=", by.name);
+      return q.executeTakeFirst() as Promise<DatabaseForDataPlane | undefined>;
+    },
+
+    bumpTokenGeneration: (id: string) =>
+      db
+        .updateTable("databases")
+        .set((eb) => ({ token_generation: eb("token_generation", "+", 1) }))
+        .where("id", "=", id)
+        .execute(),
+
     insert: (row: DatabaseRow) =>
       guardUnique(dialect, "database name", () => db.insertInto("databases").values(row).execute()),
 

@@ -32,6 +32,13 @@ export function groupsRepo({ db, dialect }: Executor) {
       }
     },
 
+    bumpTokenGeneration: (id: string) =>
+      db
+        .updateTable("groups")
+        .set((eb) => ({ token_generation: eb("token_generation", "+", 1) }))
+        .where("id", "=", id)
+        .execute(),
+
     update: (id: string, patch: Partial<Pick<GroupRow, "archived" | "delete_protection">>) =>
       db.updateTable("groups").set(patch).where("id", "=", id).execute(),
 

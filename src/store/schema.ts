@@ -51,6 +51,7 @@ export interface GroupsTable {
   name: string;
   primary_location: string;
   archived: number;
+  token_generation: number;
   delete_protection: number;
   created_at: string;
 }
@@ -74,6 +75,27 @@ export interface DatabasesTable {
   allow_attach: number;
   delete_protection: number;
   created_at: string;
+  hostname_label: string;
+  token_generation: number;
+}
+
+export interface UsageDailyTable {
+  db_id: string;
+  org_id: string;
+  /** UTC day, `YYYY-MM-DD`. */
+  day: string;
+  rows_read: number;
+  rows_written: number;
+  queries: number;
+}
+
+export interface QueryStatsTable {
+  db_id: string;
+  query: string;
+  count: number;
+  rows_read: number;
+  rows_written: number;
+  total_ms: number;
 }
 
 export interface AuditLogsTable {
@@ -96,6 +118,8 @@ export interface DB {
   group_locations: GroupLocationsTable;
   databases: DatabasesTable;
   audit_logs: AuditLogsTable;
+  usage_daily: UsageDailyTable;
+  query_stats: QueryStatsTable;
 }
 
 export type UserRow = Selectable<UsersTable>;

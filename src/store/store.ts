@@ -8,6 +8,7 @@ import { type MembersRepo, membersRepo } from "./members.js";
 import { migrationProvider } from "./migrations/index.js";
 import { type OrganizationsRepo, organizationsRepo } from "./organizations.js";
 import type { DB } from "./schema.js";
+import { type UsageRepo, usageRepo } from "./usage.js";
 import { type UsersRepo, usersRepo } from "./users.js";
 
 /** Every aggregate's repository, bound to one connection or transaction. */
@@ -19,6 +20,7 @@ export interface Repos {
   groups: GroupsRepo;
   databases: DatabasesRepo;
   audit: AuditRepo;
+  usage: UsageRepo;
 }
 
 /**
@@ -65,6 +67,7 @@ export class Store {
       groups: groupsRepo(ex),
       databases: databasesRepo(ex),
       audit: auditRepo(ex),
+      usage: usageRepo(ex),
     };
   }
 }

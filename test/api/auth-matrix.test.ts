@@ -101,5 +101,7 @@ describe("the auth matrix", () => {
     expect(d.body.databases.map((x: { Name: string }) => x.Name)).toEqual(["matrix-target"]);
     const o = await owner.api.get(`/v1/organizations/${fixture.org}`);
     expect(o.body.organization.overages).toBe(false);
+    const c = await owner.api.get(`/v1/organizations/${fixture.org}/databases/matrix-target/configuration`);
+    expect(c.body.block_writes).toBe(false);
   });
 });

@@ -132,6 +132,48 @@ export const AUTH_MATRIX: Record<string, MatrixEntry> = {
     path: (f) => `${o(f)}/databases/${f.database}`,
   },
 
+  "POST /v1/organizations/{organizationName}/databases/{databaseName}/auth/tokens": {
+    kind: "org",
+    viewer: "deny",
+    path: (f) => `${o(f)}/databases/${f.database}/auth/tokens`,
+  },
+  "POST /v1/organizations/{organizationName}/groups/{groupName}/auth/tokens": {
+    kind: "org",
+    viewer: "deny",
+    path: (f) => `${o(f)}/groups/${f.group}/auth/tokens`,
+  },
+  "POST /v1/organizations/{organizationName}/databases/{databaseName}/auth/rotate": {
+    kind: "org",
+    viewer: "deny",
+    path: (f) => `${o(f)}/databases/${f.database}/auth/rotate`,
+  },
+  "POST /v1/organizations/{organizationName}/groups/{groupName}/auth/rotate": {
+    kind: "org",
+    viewer: "deny",
+    path: (f) => `${o(f)}/groups/${f.group}/auth/rotate`,
+  },
+  "GET /v1/organizations/{organizationName}/databases/{databaseName}/configuration": {
+    kind: "org",
+    viewer: "allow",
+    path: (f) => `${o(f)}/databases/${f.database}/configuration`,
+  },
+  "PATCH /v1/organizations/{organizationName}/databases/{databaseName}/configuration": {
+    kind: "org",
+    viewer: "deny",
+    path: (f) => `${o(f)}/databases/${f.database}/configuration`,
+    body: { block_writes: true },
+  },
+  "GET /v1/organizations/{organizationName}/databases/{databaseName}/usage": {
+    kind: "org",
+    viewer: "allow",
+    path: (f) => `${o(f)}/databases/${f.database}/usage`,
+  },
+  "GET /v1/organizations/{organizationName}/databases/{databaseName}/stats": {
+    kind: "org",
+    viewer: "allow",
+    path: (f) => `${o(f)}/databases/${f.database}/stats`,
+  },
+
   "POST /v1/admin/users": {
     kind: "admin",
     path: () => "/v1/admin/users",

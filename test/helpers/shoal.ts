@@ -31,6 +31,10 @@ export function testConfig(dataDir: string, overrides: Partial<Config> = {}): Co
     dbDomain: "shoal.test",
     logLevel: "silent",
     version: "0.0.0-test",
+    maxConnections: 64,
+    durability: "relaxed",
+    transactionTimeoutMs: 5000,
+    streamIdleTimeoutMs: 10_000,
     ...overrides,
   };
 }

@@ -80,6 +80,7 @@ describe("the embedded SQLite store", () => {
         archived: 0,
         delete_protection: 0,
         created_at: now,
+        token_generation: 0,
       });
       await r.groups.insertLocation({ group_id: "g1", location: "x", position: 0, added_at: now });
       await r.databases.insert({
@@ -93,6 +94,8 @@ describe("the embedded SQLite store", () => {
         allow_attach: 0,
         delete_protection: 0,
         created_at: now,
+        hostname_label: "db-acme",
+        token_generation: 0,
       });
     });
     await store.write((r) => r.organizations.delete("o1"));

@@ -1,0 +1,112 @@
+import { z } from "@hono/zod-openapi";
+import {
+  mintDatabaseToken,
+  mintGroupToken,
+  rotateDatabaseTokens,
+  rotateGroupTokens,
+  type TokenRequest,
+} from "../../domain/db-tokens.js";
+import { InvalidError } from "../../errors.js";
+import { DatabaseParams, GroupParams, optional } from "../params.js";
+import { type Route, route } from "../route.js";
+
+const TokenQuery = z.object({
+  expiration: optional(z.string()).openapi({
+    description:
+      "`never` (default), or a duration such as `2w`, `1d`, `12h`, `30m` (units w, d, h, m, s, ms, us, ns).",
+    example: "2w",
+  }),
+  authorization: optional(z.string()).openapi({ description: "`full-access` (default) or `read-only`." }),
+});
+const TokenBody = z.object({
+  permissions: optional(
+    z.object({
+      read_attach: optional(
+        z.object({ databases: optional(z.array(z.string())) }).openapi({
+          description: "Databases of the organization the token may read through ATTACH.",
+        }),
+      ),
+    }),
+  ),
+  fine_grained_permissions: optional(z.array(z.unknown())),
+});
+const Jwt = z.object({ jwt: z.string().openapi({ description: "An EdDSA JWT for the data plane." }) });
+const tokenErrors = { 400: "Invalid expiration format, or an invalid authorization", 404: "Not found." };
+
+function tokenRequest(query: z.infer<typeof TokenQuery>, body: z.infer<typeof TokenBody>): TokenRequest {
+  if (body.fine_grained_permissions && body.fine_grained_permissions.length > 0) {
+    throw new InvalidError("fine-grained (table-level) permissions are not supported");
+  }
+  return {
+    expiration: query.expiration,
+    authorization: query.authorization,
+    attach: body.permissions?.read_attach?.databases ?? [],
+  };
+}
+
+export const databaseTokenRoutes: Route[] = [
+  route({
+    method: "post",
+    path: "/v1/organizations/{organizationName}/databases/{databaseName}/auth/tokens",
+    summary: "Create a database token",
+    description: "A token for this database's data plane (SQL over HTTP and WebSocket, sync).",
+    tags: ["Databases"],
+    params: DatabaseParams,
+    query: TokenQuery,
+    body: TokenBody,
+    response: Jwt,
+    errors: tokenErrors,
+    handler: async ({ ctx, params, query, body }) => ({
+      jwt: await mintDatabaseToken(
+        ctx,
+        params.organizationName,
+        params.databaseName,
+        tokenRequest(query, body),
+      ),
+    }),
+  }),
+  route({
+    method: "post",
+    path: "/v1/organizations/{organizationName}/groups/{groupName}/auth/tokens",
+    summary: "Create a group token",
+    description: "A token that opens every database of the group, including databases created later.",
+    tags: ["Groups"],
+    params: GroupParams,
+    query: TokenQuery,
+    body: TokenBody,
+    response: Jwt,
+    errors: tokenErrors,
+    handler: async ({ ctx, params, query, body }) => ({
+      jwt: await mintGroupToken(ctx, params.organizationName, params.groupName, tokenRequest(query, body)),
+    }),
+  }),
+  route({
+    method: "post",
+    path: "/v1/organizations/{organizationName}/databases/{databaseName}/auth/rotate",
+    summary: "Rotate a database's tokens",
+    description:
+      "Every database token minted for this database so far stops working; other databases' tokens and group tokens are unaffected.",
+    tags: ["Databases"],
+    params: DatabaseParams,
+    response: z.object({}),
+    errors: { 404: "could not find database with name <name>: record not found" },
+    handler: async ({ ctx, params }) => {
+      await rotateDatabaseTokens(ctx, params.organizationName, params.databaseName);
+      return {};
+    },
+  }),
+  route({
+    method: "post",
+    path: "/v1/organizations/{organizationName}/groups/{groupName}/auth/rotate",
+    summary: "Rotate a group's tokens",
+    description: "Every group token of the group, and every database token of its databases, stops working.",
+    tags: ["Groups"],
+    params: GroupParams,
+    response: z.object({}),
+    errors: { 404: "group not found" },
+    handler: async ({ ctx, params }) => {
+      await rotateGroupTokens(ctx, params.organizationName, params.groupName);
+      return {};
+    },
+  }),
+];

@@ -1,0 +1,111 @@
+import type { DataAccess } from "../../domain/data-access.js";
+import type { Prepared } from "../../engine/connection.js";
+import { HranaError } from "./errors.js";
+
+/** A database a client may name in `ATTACH`. */
+export interface AttachTarget {
+  id: string;
+  path: string;
+  allowAttach: boolean;
+}
+
+/** Statements block_reads never stops: ending a transaction or detaching must always work. */
+const NEVER_BLOCKED = new Set(["commit", "rollback", "savepoint", "attach", "detach"]);
+
+/**
+ * PRAGMAs a client may not set: each one would undo a guarantee the server gives every tenant
+ * (read-only tokens and blocked writes use query_only; size limits use max_page_count; a busy
+ * timeout would freeze the shared event loop; the journal mode and checkpoints belong to the
+ * server's WAL handling; heap limits and threads are process-wide).
+ */
+const SERVER_PRAGMAS = new Set([
+  "query_only",
+  "max_page_count",
+  "page_size",
+  "busy_timeout",
+  "journal_mode",
+  "locking_mode",
+  "synchronous",
+  "wal_autocheckpoint",
+  "wal_checkpoint",
+  "journal_size_limit",
+  "mmap_size",
+  "temp_store_directory",
+  "data_store_directory",
+  "writable_schema",
+  "hard_heap_limit",
+  "soft_heap_limit",
+  "threads",
+  "cache_size",
+]);
+
+const ATTACH =
+  /^attach\s+(?:database\s+)?(?:'((?:[^']|'')*)'|"((?:[^"]|"")*)"|`([^`]*)`|\[([^\]]*)\]|([A-Za-z0-9_-]+))\s+as\s+([\s\S]+)$/i;
+
+const blocked = (what: string) =>
+  new HranaError("BLOCKED", `Operation was blocked: ${what} are blocked on this database`);
+const unsupported = (why: string) =>
+  new HranaError("SQL_PARSE_ERROR", `SQL string could not be parsed: unsupported statement: ${why}`);
+
+/**
+ * Decides whether the caller may run a prepared statement. Returns the SQL to run instead when the
+ * statement must be rewritten, and throws the error the client should see when it is refused.
+ * Rewrites: an ATTACH of a database name runs against that database's file, read-only; and a
+ * session that can't write opens `BEGIN IMMEDIATE`/`EXCLUSIVE` transactions as deferred ones
+ * (so `transaction("write")` works for reading with a read-only token, as on sqld).
+ */
+export async function authorizeStatement(
+  p: Prepared,
+  access: DataAccess,
+  resolveAttach: (name: string) => Promise<AttachTarget | undefined>,
+): Promise<string | undefined> {
+  const db = access.database;
+  const { kind, sql } = p.info;
+  if (db.block_reads === 1 && !NEVER_BLOCKED.has(kind)) throw blocked("reads");
+  const canWrite = access.canWrite && db.block_writes !== 1;
+  if (kind === "begin") return !canWrite && !p.readonly ? "BEGIN DEFERRED" : undefined;
+  if (!p.readonly && kind !== "commit" && kind !== "rollback" && kind !== "savepoint") {
+    if (db.block_writes === 1) throw blocked("writes");
+    if (!access.canWrite) {
+      throw new HranaError(
+        "FORBIDDEN",
+        "Authorization forbidden: the token is read-only and cannot write to the database",
+      );
+    }
+  }
+  if (kind === "write" && /^vacuum\b[\s\S]*\binto\b/i.test(sql)) {
+    throw unsupported("VACUUM INTO would write a file outside the database");
+  }
+  if (/^pragma\b/i.test(sql)) {
+    const name = /^pragma\s+(?:[A-Za-z_]\w*\s*\.\s*)?([A-Za-z_]\w*)/i.exec(sql)?.[1]?.toLowerCase();
+    if (name && SERVER_PRAGMAS.has(name) && (!p.readonly || name === "wal_checkpoint")) {
+      throw unsupported(`PRAGMA ${name} is managed by the server`);
+    }
+  }
+  if (kind === "attach") return attachStatement(sql, access, resolveAttach);
+  return undefined;
+}
+
+async function attachStatement(
+  sql: string,
+  access: DataAccess,
+  resolveAttach: (name: string) => Promise<AttachTarget | undefined>,
+): Promise<string> {
+  const m = ATTACH.exec(sql);
+  const name = m && (m[1]?.replace(/''/g, "'") ?? m[2]?.replace(/""/g, '"') ?? m[3] ?? m[4] ?? m[5]);
+  if (!m || !name)
+    throw unsupported("ATTACH must name a database of the organization: ATTACH 'name' AS alias");
+  const target = await resolveAttach(name);
+  if (!target) throw new HranaError("SQLITE_UNKNOWN", `SQLite error: no such database: ${name}`);
+  if (!target.allowAttach)
+    throw new HranaError("FORBIDDEN", `Authorization forbidden: database ${name} doesn't allow attach`);
+  if (!access.attachIds.has(target.id)) {
+    throw new HranaError(
+      "FORBIDDEN",
+      `Authorization forbidden: the token does not grant ATTACH of database ${name}`,
+    );
+  }
+  // Attached read-only through a URI, whatever the token: ATTACH grants reading another database.
+  const uri = `file:${encodeURI(target.path).replace(/[?#]/g, encodeURIComponent)}?mode=ro`;
+  return `ATTACH '${uri.replace(/'/g, "''")}' AS ${m[6]}`;
+}

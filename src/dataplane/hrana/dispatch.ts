@@ -1,0 +1,32 @@
+import type { StreamRequest } from "./requests.js";
+import { batchResultJson, stmtResultJson } from "./results.js";
+import type { HranaStream } from "./stream.js";
+
+/**
+ * Runs one stream request and builds its response body. Failures throw: a HranaError is that
+ * request's error result; a ProtocolError fails the transport request.
+ */
+export async function dispatch(stream: HranaStream, req: StreamRequest): Promise<Record<string, unknown>> {
+  switch (req.type) {
+    case "execute":
+      return { type: "execute", result: stmtResultJson(await stream.execute(req.stmt)) };
+    case "batch":
+      return { type: "batch", result: batchResultJson(await stream.batch(req.batch)) };
+    case "sequence":
+      await stream.sequence(req);
+      return { type: "sequence" };
+    case "describe":
+      return { type: "describe", result: stream.describe(req) };
+    case "store_sql":
+      stream.sqls.store(req.sqlId, req.sql);
+      return { type: "store_sql" };
+    case "close_sql":
+      stream.sqls.close(req.sqlId);
+      return { type: "close_sql" };
+    case "close":
+      stream.close();
+      return { type: "close" };
+    case "get_autocommit":
+      return { type: "get_autocommit", is_autocommit: stream.isAutocommit() };
+  }
+}

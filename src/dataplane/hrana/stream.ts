@@ -1,0 +1,272 @@
+import type { DataAccess } from "../../domain/data-access.js";
+import { parseSizeLimit } from "../../domain/names.js";
+import type { UsageMeter } from "../../domain/usage-meter.js";
+import type { EngineConnection, ExecResult, Prepared, SqlArgs, SqlValue } from "../../engine/connection.js";
+import type { ConnectionPool } from "../../engine/pool.js";
+import { splitStatements } from "../../engine/sql-lexer.js";
+import { type AttachTarget, authorizeStatement } from "./authorize.js";
+import { HranaError, ProtocolError, toHranaError } from "./errors.js";
+import type { Batch, Condition, Stmt } from "./requests.js";
+import type { SqlStore } from "./sql-store.js";
+
+export interface StreamLimits {
+  /** An interactive write transaction is rolled back after this long. */
+  txnTimeoutMs: number;
+  /** How long a writer waits for another stream's write transaction. */
+  lockWaitMs: number;
+}
+
+export interface StreamServices {
+  pool: ConnectionPool;
+  meter: UsageMeter;
+  limits: StreamLimits;
+  /** Resolves an `ATTACH` target: a database of the same organization, by name. */
+  resolveAttach(access: DataAccess, name: string): Promise<AttachTarget | undefined>;
+}
+
+export interface DescribeResult {
+  params: Array<{ name: string | null }>;
+  cols: Array<{ name: string; decltype: string | null }>;
+  is_explain: boolean;
+  is_readonly: boolean;
+}
+
+export interface BatchOutcome {
+  results: Array<ExecResult | null>;
+  errors: Array<HranaError | null>;
+}
+
+/**
+ * A Hrana stream: one SQLite connection held for the stream's life, so an interactive transaction
+ * spans requests. It takes the database's write lock before its first write and keeps it until the
+ * connection is back in autocommit. Like sqld, a write transaction that has held the lock longer
+ * than the limit is rolled back as soon as another writer waits for it, so an abandoned client
+ * can't stall the database; the stream's next request then fails with TRANSACTION_TIMEOUT.
+ */
+export class HranaStream {
+  private conn: EngineConnection | undefined;
+  private holdsLock = false;
+  private lockedAt = 0;
+  private txnTimer: NodeJS.Timeout | undefined;
+  private timedOut = false;
+  private closed = false;
+
+  constructor(
+    public access: DataAccess,
+    readonly sqls: SqlStore,
+    private readonly services: StreamServices,
+  ) {}
+
+  get isClosed(): boolean {
+    return this.closed;
+  }
+
+  isAutocommit(): boolean {
+    return !this.conn?.inTransaction;
+  }
+
+  async execute(stmt: Stmt): Promise<ExecResult> {
+    this.reportTimeout();
+    return this.run(this.sqlOf(stmt), argsOf(stmt), stmt.wantRows);
+  }
+
+  async batch(batch: Batch): Promise<BatchOutcome> {
+    const results: Array<ExecResult | null> = [];
+    const errors: Array<HranaError | null> = [];
+    if (this.timedOut) {
+      // Every step of the first program after a forced rollback reports it, as in sqld.
+      this.timedOut = false;
+      for (const _ of batch.steps) {
+        results.push(null);
+        errors.push(this.timeoutError());
+      }
+      return { results, errors };
+    }
+    for (const step of batch.steps) {
+      if (step.condition && !this.holds(step.condition, results, errors)) {
+        results.push(null);
+        errors.push(null);
+        continue;
+      }
+      try {
+        results.push(await this.execute(step.stmt));
+        errors.push(null);
+      } catch (e) {
+        results.push(null);
+        errors.push(toHranaError(e));
+      }
+    }
+    return { results, errors };
+  }
+
+  /** Runs every statement of a text in order, discarding rows; stops at the first error. */
+  async sequence(ref: { sql?: string; sqlId?: number }): Promise<void> {
+    this.reportTimeout();
+    const text = this.sqlOf(ref);
+    for (const s of splitStatements(text)) await this.run(s.sql, [], false);
+  }
+
+  describe(ref: { sql?: string; sqlId?: number }): DescribeResult {
+    const p = this.prepare(this.sqlOf(ref));
+    return {
+      params: p.params.map((name) => ({ name })),
+      cols: p.columns.map((c) => ({ name: c.name, decltype: c.decltype })),
+      is_explain: p.info.isExplain,
+      is_readonly: p.readonly,
+    };
+  }
+
+  /** Ends the stream: an open transaction is rolled back and the connection goes back to the pool. */
+  close(): void {
+    if (this.closed) return;
+    this.closed = true;
+    this.endTransactionTimer();
+    if (this.conn) {
+      this.services.pool.checkin(this.conn);
+      this.conn = undefined;
+    }
+    this.releaseLock();
+  }
+
+  private async run(sql: string, args: SqlArgs, wantRows: boolean): Promise<ExecResult> {
+    if (this.closed) throw new ProtocolError("Stream for this baton was closed");
+    const conn = this.connection();
+    let p = this.prepare(sql);
+    try {
+      const rewritten = await authorizeStatement(p, this.access, (name) =>
+        this.services.resolveAttach(this.access, name),
+      );
+      if (rewritten !== undefined) p = conn.prepare(rewritten);
+    } catch (e) {
+      throw toHranaError(e, "prepare");
+    }
+    if (!p.readonly && !this.holdsLock) await this.takeLock();
+    try {
+      const result = conn.execute(p, args, wantRows);
+      const db = this.access.database;
+      this.services.meter.record(
+        { id: db.id, orgId: db.org_id },
+        p.info.sql,
+        result.rowsRead,
+        result.rowsWritten,
+        result.durationMs,
+      );
+      return result;
+    } catch (e) {
+      throw toHranaError(e);
+    } finally {
+      this.afterStatement(conn);
+    }
+  }
+
+  private prepare(sql: string): Prepared {
+    try {
+      return this.connection().prepare(sql);
+    } catch (e) {
+      throw toHranaError(e, "prepare");
+    }
+  }
+
+  /** The stream's connection, with the caller's current rights applied at the SQLite level too. */
+  private connection(): EngineConnection {
+    this.conn ??= this.services.pool.checkout(this.access.path);
+    const db = this.access.database;
+    this.conn.configure({
+      queryOnly: !this.access.canWrite || db.block_writes === 1,
+      maxPageCount: db.size_limit ? Math.floor(parseSizeLimit(db.size_limit) / 4096) : 0,
+    });
+    return this.conn;
+  }
+
+  private async takeLock(): Promise<void> {
+    const lock = this.services.pool.writeLock(this.access.path);
+    await lock.acquire(this, this.services.limits.lockWaitMs, () => this.onContention());
+    this.holdsLock = true;
+    this.lockedAt = performance.now();
+  }
+
+  /** Another writer waits: give way once this stream has held the lock for the time limit. */
+  private onContention(): void {
+    if (this.txnTimer || !this.conn?.inTransaction) return;
+    const remaining = this.services.limits.txnTimeoutMs - (performance.now() - this.lockedAt);
+    this.txnTimer = setTimeout(() => this.timeOutTransaction(), Math.max(0, remaining));
+    this.txnTimer.unref();
+  }
+
+  private releaseLock(): void {
+    if (!this.holdsLock) return;
+    this.holdsLock = false;
+    this.services.pool.writeLock(this.access.path).release(this);
+  }
+
+  private afterStatement(conn: EngineConnection): void {
+    if (conn.inTransaction) return;
+    this.endTransactionTimer();
+    this.releaseLock();
+  }
+
+  private timeOutTransaction(): void {
+    this.txnTimer = undefined;
+    if (this.holdsLock && this.conn?.inTransaction) {
+      try {
+        this.conn.exec("ROLLBACK");
+      } catch {
+        // The connection is unusable; closing the stream below returns nothing to the pool.
+      }
+      this.timedOut = true;
+    }
+    this.releaseLock();
+  }
+
+  private endTransactionTimer(): void {
+    if (this.txnTimer) clearTimeout(this.txnTimer);
+    this.txnTimer = undefined;
+  }
+
+  private reportTimeout(): void {
+    if (!this.timedOut) return;
+    this.timedOut = false;
+    throw this.timeoutError();
+  }
+
+  private timeoutError(): HranaError {
+    return new HranaError("TRANSACTION_TIMEOUT", "Transaction timed out");
+  }
+
+  private sqlOf(ref: { sql?: string; sqlId?: number }): string {
+    if (ref.sql !== undefined) return ref.sql;
+    const sql = this.sqls.get(ref.sqlId!);
+    if (sql === undefined) throw new ProtocolError(`SQL text ${ref.sqlId} not found`);
+    return sql;
+  }
+
+  private holds(c: Condition, results: Array<ExecResult | null>, errors: Array<HranaError | null>): boolean {
+    switch (c.type) {
+      case "ok":
+        return results[c.step] != null;
+      case "error":
+        return errors[c.step] != null;
+      case "not":
+        return !this.holds(c.cond, results, errors);
+      case "and":
+        return c.conds.every((x) => this.holds(x, results, errors));
+      case "or":
+        return c.conds.some((x) => this.holds(x, results, errors));
+      case "is_autocommit":
+        return this.isAutocommit();
+    }
+  }
+}
+
+function argsOf(stmt: Stmt): SqlArgs {
+  if (stmt.args.length > 0 && stmt.namedArgs.length > 0) {
+    throw new HranaError(
+      "ARGS_BOTH_POSITIONAL_AND_NAMED",
+      "a statement cannot have both positional and named arguments",
+    );
+  }
+  if (stmt.namedArgs.length === 0) return stmt.args;
+  const named: Record<string, SqlValue> = {};
+  for (const [name, value] of stmt.namedArgs) named[name] = value;
+  return named;
+}

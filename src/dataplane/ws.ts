@@ -1,0 +1,289 @@
+import type { IncomingMessage } from "node:http";
+import type { Duplex } from "node:stream";
+import { type WebSocket, WebSocketServer } from "ws";
+import type { Deps } from "../domain/context.js";
+import { type DataAccess, openDataAccess } from "../domain/data-access.js";
+import type { DatabaseLocator } from "../domain/directory.js";
+import { AppError } from "../errors.js";
+import { batchCursorEntries } from "./hrana/cursor.js";
+import { dispatch } from "./hrana/dispatch.js";
+import { HranaError, ProtocolError } from "./hrana/errors.js";
+import { parseBatch, parseStreamRequest, type Stmt, type StreamRequest } from "./hrana/requests.js";
+import { SqlStore, WS_SQL_LIMITS } from "./hrana/sql-store.js";
+import { HranaStream, type StreamServices } from "./hrana/stream.js";
+
+const SUBPROTOCOLS = ["hrana3", "hrana2", "hrana1"];
+/** WebSocket close codes: 1002 protocol error, 1008 policy (authentication). */
+const CLOSE_PROTOCOL = 1002;
+const CLOSE_POLICY = 1008;
+
+/**
+ * Hrana over WebSocket. Upgrades arrive on the same port as HTTP, routed to a database the same
+ * way (hostname or `/db/<org>/<db>` path); the client authenticates with `hello`.
+ */
+export class HranaWebSockets {
+  private readonly wss = new WebSocketServer({
+    noServer: true,
+    maxPayload: 16 * 1024 * 1024,
+    handleProtocols: (offered) => SUBPROTOCOLS.find((p) => offered.has(p)) ?? false,
+  });
+  private readonly connections = new Set<HranaWsConnection>();
+
+  constructor(
+    private readonly deps: Deps,
+    private readonly services: StreamServices,
+  ) {}
+
+  upgrade(req: IncomingMessage, socket: Duplex, head: Buffer, locator: DatabaseLocator): void {
+    this.wss.handleUpgrade(req, socket, head, (ws) => {
+      const conn = new HranaWsConnection(ws, locator, this.deps, this.services);
+      this.connections.add(conn);
+      ws.once("close", () => {
+        conn.closeStreams();
+        this.connections.delete(conn);
+      });
+    });
+  }
+
+  closeAll(): void {
+    for (const c of this.connections) c.shutdown();
+  }
+}
+
+interface StreamEntry {
+  stream?: HranaStream;
+  chain: Promise<void>;
+}
+
+class HranaWsConnection {
+  private readonly sqls = new SqlStore(WS_SQL_LIMITS);
+  /** A stream's entry exists from `open_stream` on; `stream` is set once it has actually opened. */
+  private readonly streams = new Map<number, StreamEntry>();
+  private readonly cursors = new Map<
+    number,
+    { streamId: number; entries: Array<Record<string, unknown>>; ready: Promise<void> }
+  >();
+  private jwt: string | undefined;
+  /** Settles once the latest `hello` is checked; requests wait for it. */
+  private authenticated: Promise<DataAccess | undefined> = Promise.resolve(undefined);
+
+  constructor(
+    private readonly ws: WebSocket,
+    private readonly locator: DatabaseLocator,
+    private readonly deps: Deps,
+    private readonly services: StreamServices,
+  ) {
+    ws.on("message", (data, isBinary) => {
+      try {
+        if (isBinary) throw new ProtocolError("only JSON text messages are supported");
+        this.receive(JSON.parse(data.toString()));
+      } catch (e) {
+        this.fail(e);
+      }
+    });
+  }
+
+  closeStreams(): void {
+    for (const s of this.streams.values()) s.stream?.close();
+    this.streams.clear();
+  }
+
+  shutdown(): void {
+    this.closeStreams();
+    this.ws.close(1001, "server shutting down");
+  }
+
+  private receive(msg: unknown): void {
+    if (typeof msg !== "object" || msg === null) throw new ProtocolError("messages must be JSON objects");
+    const m = msg as Record<string, unknown>;
+    if (m.type === "hello") {
+      if (m.jwt !== undefined && m.jwt !== null && typeof m.jwt !== "string")
+        throw new ProtocolError("jwt must be a string");
+      this.jwt = (m.jwt as string | null | undefined) ?? undefined;
+      this.authenticated = this.authenticate();
+      return;
+    }
+    if (m.type !== "request" || typeof m.request_id !== "number") throw new ProtocolError("unknown message");
+    this.request(m.request_id, m.request);
+  }
+
+  private async authenticate(): Promise<DataAccess | undefined> {
+    try {
+      const access = await openDataAccess(this.deps, this.locator, this.jwt);
+      for (const s of this.streams.values()) if (s.stream) s.stream.access = access;
+      this.send({ type: "hello_ok" });
+      return access;
+    } catch (e) {
+      const error =
+        e instanceof AppError ? { message: e.message, code: e.code ?? "AUTH_FAILED" } : internal();
+      this.send({ type: "hello_error", error });
+      this.ws.close(CLOSE_POLICY, "authentication failed");
+      return undefined;
+    }
+  }
+
+  private request(id: number, raw: unknown): void {
+    const r = (raw ?? {}) as Record<string, unknown>;
+    const streamId = r.stream_id;
+    switch (r.type) {
+      case "open_stream": {
+        if (typeof streamId !== "number" || this.streams.has(streamId))
+          throw new ProtocolError("invalid stream_id");
+        const entry: StreamEntry = { chain: Promise.resolve() };
+        this.streams.set(streamId, entry);
+        this.enqueue(entry, async (access) => {
+          entry.stream = new HranaStream(access, this.sqls, this.services);
+          this.respond(id, { type: "open_stream" });
+        });
+        return;
+      }
+      case "close_stream": {
+        const entry = this.streamEntry(streamId);
+        this.enqueue(entry, async () => {
+          entry.stream?.close();
+          this.streams.delete(streamId as number);
+          this.respond(id, { type: "close_stream" });
+        });
+        return;
+      }
+      case "store_sql":
+      case "close_sql": {
+        // Connection-wide, and applied at once so later requests on any stream see it in order.
+        const req = parseStreamRequest(r);
+        let error: HranaError | undefined;
+        try {
+          if (req.type === "store_sql") this.sqls.store(req.sqlId, req.sql);
+          else if (req.type === "close_sql") this.sqls.close(req.sqlId);
+        } catch (e) {
+          if (!(e instanceof HranaError)) throw e;
+          error = e;
+        }
+        void this.authenticated.then((a) => {
+          if (!a) return;
+          if (error) this.send({ type: "response_error", request_id: id, error: error.toJSON() });
+          else this.respond(id, { type: req.type });
+        });
+        return;
+      }
+      case "open_cursor": {
+        const entry = this.streamEntry(streamId);
+        const cursorId = r.cursor_id;
+        if (typeof cursorId !== "number" || this.cursors.has(cursorId))
+          throw new ProtocolError("invalid cursor_id");
+        const batch = this.inlineSql({ type: "batch", batch: parseBatch(r.batch) });
+        const cursor = {
+          streamId: streamId as number,
+          entries: [] as Array<Record<string, unknown>>,
+          ready: Promise.resolve(),
+        };
+        this.cursors.set(cursorId, cursor);
+        cursor.ready = this.enqueue(entry, async () => {
+          if (batch.type !== "batch" || !entry.stream) return;
+          cursor.entries = batchCursorEntries(await entry.stream.batch(batch.batch));
+          this.respond(id, { type: "open_cursor" });
+        });
+        return;
+      }
+      case "fetch_cursor": {
+        const cursor = typeof r.cursor_id === "number" ? this.cursors.get(r.cursor_id) : undefined;
+        if (!cursor) throw new ProtocolError(`cursor ${String(r.cursor_id)} is not open`);
+        const max = typeof r.max_count === "number" && r.max_count > 0 ? r.max_count : 1000;
+        void cursor.ready.then(() => {
+          const entries = cursor.entries.splice(0, max);
+          this.respond(id, { type: "fetch_cursor", entries, done: cursor.entries.length === 0 });
+        });
+        return;
+      }
+      case "close_cursor": {
+        if (typeof r.cursor_id === "number") this.cursors.delete(r.cursor_id);
+        void this.authenticated.then((a) => a && this.respond(id, { type: "close_cursor" }));
+        return;
+      }
+      default: {
+        const entry = this.streamEntry(streamId);
+        // Stored SQL is resolved now: a later close_sql must not change what this request runs.
+        const req = this.inlineSql(parseStreamRequest(r));
+        entry.chain = entry.chain.then(async () => {
+          const access = await this.authenticated;
+          if (!access || !entry.stream) return;
+          try {
+            entry.stream.access = await openDataAccess(this.deps, this.locator, this.jwt);
+            this.respond(id, await dispatch(entry.stream, req));
+          } catch (e) {
+            if (e instanceof HranaError)
+              this.send({ type: "response_error", request_id: id, error: e.toJSON() });
+            else if (e instanceof AppError) {
+              this.send({
+                type: "response_error",
+                request_id: id,
+                error: { message: e.message, code: e.code ?? "ERROR" },
+              });
+            } else this.fail(e);
+          }
+        });
+      }
+    }
+  }
+
+  /**
+   * Runs `step` after everything queued on the stream before it and after authentication. Requests
+   * of one stream run in order; different streams don't wait for each other (a stream waiting for
+   * the write lock must not hold up the stream that has it). A failure ends the connection.
+   */
+  private enqueue(entry: StreamEntry, step: (access: DataAccess) => Promise<void>): Promise<void> {
+    entry.chain = entry.chain
+      .then(async () => {
+        const access = await this.authenticated;
+        if (access) await step(access);
+      })
+      .catch((e: unknown) => this.fail(e));
+    return entry.chain;
+  }
+
+  private streamEntry(streamId: unknown): StreamEntry {
+    const entry = typeof streamId === "number" ? this.streams.get(streamId) : undefined;
+    if (!entry) throw new ProtocolError(`stream ${String(streamId)} is not open`);
+    return entry;
+  }
+
+  private inlineSql(req: StreamRequest): StreamRequest {
+    const text = (ref: { sql?: string; sqlId?: number }) => {
+      if (ref.sqlId === undefined) return ref.sql;
+      const sql = this.sqls.get(ref.sqlId);
+      if (sql === undefined) throw new ProtocolError(`SQL text ${ref.sqlId} is not stored`);
+      return sql;
+    };
+    const stmt = (s: Stmt): Stmt => ({ ...s, sql: text(s), sqlId: undefined });
+    switch (req.type) {
+      case "execute":
+        return { ...req, stmt: stmt(req.stmt) };
+      case "batch":
+        return { ...req, batch: { steps: req.batch.steps.map((st) => ({ ...st, stmt: stmt(st.stmt) })) } };
+      case "sequence":
+      case "describe":
+        return { type: req.type, sql: text(req) };
+      default:
+        return req;
+    }
+  }
+
+  private respond(id: number, response: Record<string, unknown>): void {
+    this.send({ type: "response_ok", request_id: id, response });
+  }
+
+  private send(msg: unknown): void {
+    if (this.ws.readyState === this.ws.OPEN) this.ws.send(JSON.stringify(msg));
+  }
+
+  private fail(e: unknown): void {
+    if (!(e instanceof ProtocolError) && !(e instanceof SyntaxError)) {
+      this.deps.log.error({ err: e }, "websocket connection failed");
+    }
+    this.closeStreams();
+    this.ws.close(CLOSE_PROTOCOL, e instanceof Error ? e.message.slice(0, 120) : "protocol error");
+  }
+}
+
+function internal() {
+  return { message: "internal error", code: "INTERNAL_ERROR" };
+}

@@ -1,0 +1,114 @@
+import { errors as joseErrors } from "jose";
+import { ForbiddenError, NotFoundError, UnauthenticatedError } from "../errors.js";
+import { verifyJwt } from "../lib/jwt.js";
+import type { DatabaseForDataPlane } from "../store/databases.js";
+import type { Deps } from "./context.js";
+import type { DatabaseLocator } from "./directory.js";
+
+/** What a verified database token lets its bearer do on one database. */
+export interface DataAccess {
+  database: DatabaseForDataPlane;
+  /** File of the database's primary instance. */
+  path: string;
+  canWrite: boolean;
+  /** Databases this token may read through ATTACH. */
+  attachIds: ReadonlySet<string>;
+}
+
+interface TokenClaims {
+  a?: string;
+  id?: string;
+  gid?: string;
+  gen?: number;
+  ggen?: number;
+  exp?: number;
+  p?: { roa?: { ns?: string[] } };
+}
+
+/**
+ * Verified token claims, cached until the token expires: an Ed25519 verification costs more than
+ * the rest of a point query. Revocation doesn't rely on the cache: generations are checked against
+ * the database record on every request.
+ */
+export class DbTokenVerifier {
+  private readonly cache = new Map<string, TokenClaims>();
+
+  constructor(
+    private readonly deps: Pick<Deps, "dbTokenKey" | "clock">,
+    private readonly maxEntries = 10_000,
+  ) {}
+
+  async verify(token: string): Promise<TokenClaims> {
+    const nowSec = this.deps.clock().getTime() / 1000;
+    const hit = this.cache.get(token);
+    if (hit) {
+      if (hit.exp === undefined || hit.exp > nowSec) return hit;
+      this.cache.delete(token);
+    }
+    let claims: TokenClaims;
+    try {
+      claims = (await verifyJwt(this.deps.dbTokenKey, token)) as TokenClaims;
+    } catch (e) {
+      if (e instanceof joseErrors.JWTExpired)
+        throw new UnauthenticatedError("the token has expired", "AUTH_JWT_EXPIRED");
+      throw new UnauthenticatedError("the token is not a valid database token", "AUTH_JWT_INVALID");
+    }
+    if (this.cache.size >= this.maxEntries) this.cache.clear();
+    this.cache.set(token, claims);
+    return claims;
+  }
+}
+
+/**
+ * Decides whether a bearer token opens a database. Each refusal has its own code so a client can
+ * tell them apart: an unknown database, a token of another database or group, a token whose
+ * database or group was deleted, and a token whose credentials were rotated.
+ */
+export async function openDataAccess(
+  deps: Deps,
+  locator: DatabaseLocator,
+  token: string | undefined,
+): Promise<DataAccess> {
+  const database = await deps.directory.find(locator);
+  if (!database) throw new NotFoundError("database not found", "DATABASE_NOT_FOUND");
+  if (!token) {
+    throw new UnauthenticatedError(
+      "missing Authorization header with a Bearer database token",
+      "AUTH_HEADER_NOT_FOUND",
+    );
+  }
+  const claims = await deps.tokenVerifier.verify(token);
+  if (claims.id !== undefined) {
+    if (claims.id !== database.id) await refuseForeign(deps, { id: claims.id });
+    if (claims.gen !== database.token_generation || claims.ggen !== database.group_token_generation) {
+      throw new UnauthenticatedError("the token was revoked by a credential rotation", "AUTH_JWT_REVOKED");
+    }
+  } else if (claims.gid !== undefined) {
+    if (claims.gid !== database.group_id) await refuseForeign(deps, { groupId: claims.gid });
+    if (claims.ggen !== database.group_token_generation) {
+      throw new UnauthenticatedError("the token was revoked by a credential rotation", "AUTH_JWT_REVOKED");
+    }
+  } else {
+    throw new UnauthenticatedError("the token is not scoped to a database or group", "AUTH_JWT_INVALID");
+  }
+  return {
+    database,
+    path: deps.files.path(database.primary_location, database.id),
+    canWrite: claims.a !== "ro",
+    attachIds: new Set(claims.p?.roa?.ns ?? []),
+  };
+}
+
+async function refuseForeign(deps: Deps, scope: { id: string } | { groupId: string }): Promise<never> {
+  const exists =
+    "id" in scope
+      ? (await deps.directory.find({ id: scope.id })) !== undefined
+      : (await deps.store.read((r) => r.groups.findById(scope.groupId))) !== undefined;
+  if (!exists) {
+    throw new UnauthenticatedError(
+      `the token belongs to a ${"id" in scope ? "database" : "group"} that was deleted`,
+      "AUTH_DATABASE_DELETED",
+    );
+  }
+  throw new ForbiddenError("the token belongs to another database", "AUTH_DATABASE_MISMATCH");
+}

@@ -1,0 +1,102 @@
+import type { DatabasePatch } from "../store/databases.js";
+import { audit } from "./audit.js";
+import type { Ctx } from "./context.js";
+import { databaseNotFound } from "./databases.js";
+import { parseSizeLimit } from "./names.js";
+import { requireOrgAccess } from "./roles.js";
+
+export interface DatabaseConfiguration {
+  /** Largest size the database may grow to, as given (`256mb`, `1073741824`); null = no limit. */
+  sizeLimit: string | null;
+  allowAttach: boolean;
+  blockReads: boolean;
+  blockWrites: boolean;
+  deleteProtection: boolean;
+}
+
+/** Fields to change; an absent (or null) field stays as it is. An empty size limit removes the limit. */
+export interface ConfigurationPatch {
+  sizeLimit?: string;
+  allowAttach?: boolean;
+  blockReads?: boolean;
+  blockWrites?: boolean;
+  deleteProtection?: boolean;
+}
+
+type Row = { size_limit: string | null } & Record<
+  "allow_attach" | "block_reads" | "block_writes" | "delete_protection",
+  number
+>;
+
+function toConfiguration(r: Row): DatabaseConfiguration {
+  return {
+    sizeLimit: r.size_limit,
+    allowAttach: r.allow_attach === 1,
+    blockReads: r.block_reads === 1,
+    blockWrites: r.block_writes === 1,
+    deleteProtection: r.delete_protection === 1,
+  };
+}
+
+export async function getDatabaseConfiguration(
+  ctx: Ctx,
+  slug: string,
+  name: string,
+): Promise<DatabaseConfiguration> {
+  return ctx.deps.store.read(async (r) => {
+    const { org } = await requireOrgAccess(r, ctx.actor, slug, "read");
+    const db = await r.databases.findByName(org.id, name);
+    if (!db) throw databaseNotFound(name);
+    return toConfiguration(db);
+  });
+}
+
+/** Changes a database's configuration; the data plane applies it from the next statement on. */
+export async function updateDatabaseConfiguration(
+  ctx: Ctx,
+  slug: string,
+  name: string,
+  patch: ConfigurationPatch,
+): Promise<DatabaseConfiguration> {
+  const size = patch.sizeLimit?.trim().toLowerCase();
+  if (size !== undefined && size !== "" && size !== "0") parseSizeLimit(size);
+  const flag = (v: boolean | undefined) => (v === undefined ? undefined : v ? 1 : 0);
+  const changes: DatabasePatch = Object.fromEntries(
+    Object.entries({
+      size_limit: size === undefined ? undefined : size === "" || size === "0" ? null : size,
+      allow_attach: flag(patch.allowAttach),
+      block_reads: flag(patch.blockReads),
+      block_writes: flag(patch.blockWrites),
+      delete_protection: flag(patch.deleteProtection),
+    }).filter(([, v]) => v !== undefined),
+  );
+  const updated = await ctx.deps.store.write(async (r) => {
+    const { org } = await requireOrgAccess(r, ctx.actor, slug, "write");
+    const db = await r.databases.findByName(org.id, name);
+    if (!db) throw databaseNotFound(name);
+    await r.databases.update(db.id, changes);
+    if (changes.delete_protection !== undefined && changes.delete_protection !== db.delete_protection) {
+      const code = changes.delete_protection === 1 ? "db-protect" : "db-unprotect";
+      await audit(
+        r,
+        ctx,
+        org.id,
+        code,
+        `delete protection of ${name} turned ${changes.delete_protection ? "on" : "off"}`,
+        {
+          database: name,
+        },
+      );
+    }
+    const rest = Object.keys(changes).filter((k) => k !== "delete_protection");
+    if (rest.length > 0) {
+      await audit(r, ctx, org.id, "db-configure", `configuration of ${name} changed`, {
+        database: name,
+        ...Object.fromEntries(rest.map((k) => [k, changes[k as keyof DatabasePatch]])),
+      });
+    }
+    return toConfiguration({ ...db, ...changes });
+  });
+  ctx.deps.directory.invalidate();
+  return updated;
+}

@@ -1,0 +1,50 @@
+import type { DatabaseForDataPlane } from "../store/databases.js";
+import type { Store } from "../store/store.js";
+
+export type DatabaseLocator = { label: string } | { orgSlug: string; name: string } | { id: string };
+
+interface Entry {
+  record: DatabaseForDataPlane;
+  at: number;
+}
+
+/**
+ * The data plane's view of databases, cached because every SQL request needs one. Only found
+ * databases are cached (a database created a moment ago is never hidden by a stale "not found"),
+ * entries live at most `ttlMs` (so a change made by another process shows within that bound), and
+ * every local change clears the cache at once.
+ */
+export class DatabaseDirectory {
+  private readonly entries = new Map<string, Entry>();
+
+  constructor(
+    private readonly store: Store,
+    private readonly ttlMs = 1000,
+    private readonly maxEntries = 50_000,
+  ) {}
+
+  async find(locator: DatabaseLocator, now = Date.now()): Promise<DatabaseForDataPlane | undefined> {
+    const key = keyOf(locator);
+    const hit = this.entries.get(key);
+    if (hit && now - hit.at < this.ttlMs) return hit.record;
+    const record = await this.store.read((r) => r.databases.findForDataPlane(locator));
+    if (!record) {
+      this.entries.delete(key);
+      return undefined;
+    }
+    if (this.entries.size >= this.maxEntries) this.entries.clear();
+    this.entries.set(key, { record, at: now });
+    return record;
+  }
+
+  /** Forgets everything; called after any local change to databases, groups or tokens. */
+  invalidate(): void {
+    this.entries.clear();
+  }
+}
+
+function keyOf(l: DatabaseLocator): string {
+  if ("label" in l) return `l:${l.label}`;
+  if ("id" in l) return `i:${l.id}`;
+  return `n:${l.orgSlug}/${l.name}`;
+}

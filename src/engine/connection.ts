@@ -1,0 +1,243 @@
+import type Database from "libsql";
+import { type StatementInfo, splitStatements, statementParameters } from "./sql-lexer.js";
+import { SqlInputError } from "./sqlite-errors.js";
+
+/** A SQLite value as the engine passes it: INTEGER as bigint, REAL as number, BLOB as bytes. */
+export type SqlValue = null | bigint | number | string | Uint8Array;
+/** Positional arguments, or named ones keyed by name without its `:`/`@`/`$` prefix. */
+export type SqlArgs = readonly SqlValue[] | Readonly<Record<string, SqlValue>>;
+
+export interface Column {
+  name: string;
+  decltype: string | null;
+}
+
+/** A statement prepared on one connection, with what the engine learned about it once. */
+export interface Prepared {
+  info: StatementInfo;
+  /** SQLite's own verdict (sqlite3_stmt_readonly): false for anything that writes, even BEGIN IMMEDIATE. */
+  readonly: boolean;
+  /** Parameter names in SQLite's index order; null for positional ones. */
+  params: Array<string | null>;
+  columns: Column[];
+  reader: boolean;
+  /** Whether the query plan scans a table, so rows read must be counted from SQLite's scan counter. */
+  scans: boolean;
+  stmt: Database.Statement;
+}
+
+export interface ExecResult {
+  columns: Column[];
+  rows: SqlValue[][];
+  affectedRowCount: number;
+  lastInsertRowid: bigint | null;
+  rowsRead: number;
+  rowsWritten: number;
+  durationMs: number;
+}
+
+export interface ConnectionSettings {
+  /** Refuse writes at the SQLite level (read-only tokens, blocked writes). */
+  queryOnly: boolean;
+  /** Largest size in pages, from the database's size limit; 0 = SQLite's maximum. */
+  maxPageCount: number;
+}
+
+const STATEMENT_CACHE = 64;
+
+/**
+ * One libSQL connection to one database file, as a Hrana stream uses it. It prepares each distinct
+ * SQL text once and caches what SQLite says about it, and reports for every execution the counts
+ * usage metering needs.
+ */
+export class EngineConnection {
+  private readonly cache = new Map<string, Prepared>();
+  private readonly settings: ConnectionSettings = { queryOnly: false, maxPageCount: 0 };
+  private readonly changesStmt: Database.Statement;
+  private readonly readonlyStmt: Database.Statement;
+  private readonly scanStmt: Database.Statement;
+  private closed = false;
+
+  constructor(
+    readonly path: string,
+    private readonly db: Database.Database,
+  ) {
+    this.changesStmt = db.prepare("SELECT changes(), last_insert_rowid()").raw(true).safeIntegers(true);
+    // sqlite_stmt (SQLITE_ENABLE_STMTVTAB) is the only way this driver exposes a statement's
+    // read-only flag and scan counter; a statement's text identifies it within the connection.
+    this.readonlyStmt = db.prepare("SELECT ro FROM sqlite_stmt WHERE sql = ?").raw(true);
+    this.scanStmt = db.prepare("SELECT coalesce(sum(nscan), 0) FROM sqlite_stmt WHERE sql = ?").raw(true);
+  }
+
+  get inTransaction(): boolean {
+    return !this.closed && this.db.inTransaction;
+  }
+
+  get isClosed(): boolean {
+    return this.closed;
+  }
+
+  /** Applies per-stream settings, issuing a PRAGMA only for what changed. */
+  configure(next: ConnectionSettings): void {
+    if (next.queryOnly !== this.settings.queryOnly) {
+      this.db.exec(`PRAGMA query_only = ${next.queryOnly ? 1 : 0}`);
+      this.settings.queryOnly = next.queryOnly;
+    }
+    if (next.maxPageCount !== this.settings.maxPageCount) {
+      // 0xfffffffe is SQLite's own ceiling, i.e. no limit.
+      this.db.exec(`PRAGMA max_page_count = ${next.maxPageCount || 0xfffffffe}`);
+      this.settings.maxPageCount = next.maxPageCount;
+    }
+  }
+
+  /** Prepares one statement; a text with no statement, or several, is refused like sqld does. */
+  prepare(sql: string): Prepared {
+    const hit = this.cache.get(sql);
+    if (hit) {
+      this.cache.delete(sql);
+      this.cache.set(sql, hit);
+      return hit;
+    }
+    const statements = splitStatements(sql);
+    if (statements.length === 0)
+      throw new SqlInputError("SQL_NO_STATEMENT", "SQL string does not contain any statement");
+    if (statements.length > 1) {
+      throw new SqlInputError("SQL_MANY_STATEMENTS", "SQL string contains more than one statement");
+    }
+    const info = statements[0]!;
+    const stmt = this.db.prepare(info.sql);
+    const reader = stmt.reader;
+    if (reader) stmt.raw(true).safeIntegers(true);
+    const prepared: Prepared = {
+      info,
+      readonly: (this.readonlyStmt.get(info.sql) as number[] | undefined)?.[0] === 1,
+      params: statementParameters(info.sql),
+      columns: reader ? stmt.columns().map((c) => ({ name: c.name, decltype: c.type })) : [],
+      reader,
+      scans: this.planScans(info),
+      stmt,
+    };
+    this.cache.set(sql, prepared);
+    if (this.cache.size > STATEMENT_CACHE) {
+      const oldest = this.cache.keys().next().value;
+      if (oldest !== undefined) this.cache.delete(oldest);
+    }
+    return prepared;
+  }
+
+  /** Runs a prepared statement. Rows are collected only when `wantRows`, but always counted. */
+  execute(p: Prepared, args: SqlArgs, wantRows: boolean): ExecResult {
+    const bound = bindArguments(p, args);
+    const started = performance.now();
+    const scannedBefore = p.scans ? this.scanned(p) : 0;
+    const rows: SqlValue[][] = [];
+    let returned = 0;
+    let changes = 0;
+    let lastInsertRowid: bigint | null = null;
+    if (p.reader) {
+      for (const row of p.stmt.iterate(bound) as Iterable<SqlValue[]>) {
+        returned++;
+        if (wantRows) rows.push(row);
+      }
+      if (p.info.isExplain) resetExplain(p.stmt, bound);
+      if (p.info.isDml) {
+        const [c, id] = this.changesStmt.get() as [bigint, bigint];
+        changes = Number(c);
+        if (p.info.isInsert) lastInsertRowid = id;
+      }
+    } else {
+      const r = p.stmt.run(bound);
+      if (p.info.isDml) changes = r.changes;
+      if (p.info.isInsert) lastInsertRowid = BigInt(r.lastInsertRowid);
+    }
+    const scanned = p.scans ? this.scanned(p) - scannedBefore : 0;
+    const durationMs = performance.now() - started;
+    return {
+      columns: p.columns,
+      rows,
+      affectedRowCount: changes,
+      lastInsertRowid,
+      // Rows read: what the statement returned or touched, or what full scans stepped through if
+      // that is more (an unindexed filter reads every row even when it returns few).
+      rowsRead: Math.max(p.reader ? returned : p.info.isDml && !p.info.isInsert ? changes : 0, scanned),
+      rowsWritten: changes,
+      durationMs,
+    };
+  }
+
+  /** Runs SQL that returns nothing, for the engine's own use (ROLLBACK on expiry, PRAGMAs). */
+  exec(sql: string): void {
+    this.db.exec(sql);
+  }
+
+  close(): void {
+    if (this.closed) return;
+    this.closed = true;
+    this.cache.clear();
+    this.db.close();
+  }
+
+  private scanned(p: Prepared): number {
+    return Number((this.scanStmt.get(p.info.sql) as number[] | undefined)?.[0] ?? 0);
+  }
+
+  private planScans(info: StatementInfo): boolean {
+    if (info.isExplain || (info.kind !== "read" && info.kind !== "write")) return false;
+    try {
+      const stmt = this.db.prepare(`EXPLAIN QUERY PLAN ${info.sql}`).raw(true);
+      const plan = stmt.all() as unknown[][];
+      resetExplain(stmt, []);
+      return plan.some((step) => typeof step[3] === "string" && step[3].startsWith("SCAN"));
+    } catch {
+      return false;
+    }
+  }
+}
+
+/**
+ * The driver leaves an EXPLAIN statement "in progress" after reading all its rows (other
+ * statements are reset), and an in-progress statement makes the connection's next COMMIT fail with
+ * "SQL statements in progress". `get()` runs it once more and resets it; EXPLAIN does no work.
+ */
+function resetExplain(stmt: Database.Statement, bound: SqlValue[] | Record<string, SqlValue>): void {
+  try {
+    stmt.get(bound);
+  } catch {
+    // Binding errors surfaced on the first run already.
+  }
+}
+
+/**
+ * Checks arguments against the statement's parameters and shapes them for the driver, with sqld's
+ * rules: `?` and `?NNN` take positional arguments, `:x`/`@x`/`$x` take the named argument of that
+ * exact name or else `x`; too many or missing arguments are refused. (The driver itself would pad
+ * missing ones with NULL and ignore extra ones, hiding client bugs.)
+ */
+function bindArguments(p: Prepared, args: SqlArgs): SqlValue[] | Record<string, SqlValue> {
+  const invalid = (detail: string) =>
+    new SqlInputError("ARGS_INVALID", `Arguments do not match SQL parameters: ${detail}`);
+  const positional = Array.isArray(args) ? (args as readonly SqlValue[]) : undefined;
+  const named = positional ? undefined : (args as Readonly<Record<string, SqlValue>>);
+  const supplied = positional ? positional.length : Object.keys(named!).length;
+  if (supplied > p.params.length) {
+    throw invalid(`too many parameters, expected ${p.params.length} found ${supplied}`);
+  }
+  if (p.params.every((name) => name === null)) {
+    if (!positional) {
+      if (supplied > 0) throw invalid(`value for parameter 1 not found`);
+      return [];
+    }
+    if (positional.length < p.params.length)
+      throw invalid(`value for parameter ${positional.length + 1} not found`);
+    return [...positional];
+  }
+  const out: Record<string, SqlValue> = {};
+  p.params.forEach((name, i) => {
+    if (name === null) throw invalid(`value for parameter ${i + 1} not found`);
+    const value = named && (name in named ? named[name] : named[name.slice(1)]);
+    if (value === undefined) throw invalid(`value for parameter ${name} not found`);
+    // The driver matches an unprefixed key against :x, @x and $x alike.
+    out[name.slice(1)] = value;
+  });
+  return out;
+}

@@ -1,0 +1,152 @@
+import Database from "libsql";
+import { EngineConnection } from "./connection.js";
+import { handlesClosed } from "./handle-release.js";
+import { WriteLock } from "./write-lock.js";
+
+export interface PoolOptions {
+  /** Open connections kept across all databases; idle ones beyond this close, least recently used first. */
+  maxOpen: number;
+  /** `PRAGMA synchronous` for hosted databases: NORMAL survives a process crash, FULL also power loss. */
+  synchronous: "NORMAL" | "FULL";
+}
+
+export interface PoolStats {
+  open: number;
+  idle: number;
+  inUse: number;
+  databases: number;
+}
+
+interface Entry {
+  idle: EngineConnection[];
+  inUse: number;
+  /** Set when the database is being removed: connections returned later are closed, not kept. */
+  retired: boolean;
+}
+
+/**
+ * Open connections to hosted database files. Opening is lazy (a database costs nothing until a
+ * request reaches it) and the number of open connections is bounded, so a node holding many mostly
+ * idle databases spends memory and descriptors on the busy ones only. A connection in use is never
+ * closed under its stream; the bound can be exceeded while every connection is busy.
+ */
+export class ConnectionPool {
+  /** Insertion order is recency: the first entry is the least recently used database. */
+  private readonly entries = new Map<string, Entry>();
+  private readonly locks = new Map<string, WriteLock>();
+  private open = 0;
+
+  constructor(private readonly opts: PoolOptions) {}
+
+  /** A connection to the database at `path`, opened if no idle one is available. */
+  checkout(path: string): EngineConnection {
+    let entry = this.entries.get(path);
+    if (entry) this.entries.delete(path);
+    else entry = { idle: [], inUse: 0, retired: false };
+    this.entries.set(path, entry);
+    entry.inUse++;
+    const conn = entry.idle.pop();
+    if (conn) return conn;
+    try {
+      const opened = this.connect(path);
+      this.open++;
+      this.evictBeyondLimit();
+      return opened;
+    } catch (e) {
+      entry.inUse--;
+      throw e;
+    }
+  }
+
+  /** Returns a connection. One left inside a transaction is rolled back first. */
+  checkin(conn: EngineConnection): void {
+    const entry = this.entries.get(conn.path);
+    if (entry) entry.inUse--;
+    if (!conn.isClosed && conn.inTransaction) {
+      try {
+        conn.exec("ROLLBACK");
+      } catch {
+        this.closeConnection(conn);
+      }
+    }
+    if (conn.isClosed) return;
+    if (!entry || entry.retired) {
+      this.closeConnection(conn);
+      if (entry?.retired && entry.inUse === 0) this.entries.delete(conn.path);
+      return;
+    }
+    entry.idle.push(conn);
+    this.evictBeyondLimit();
+  }
+
+  /** The write lock of one database, shared by every connection to it. */
+  writeLock(path: string): WriteLock {
+    let lock = this.locks.get(path);
+    if (!lock) {
+      lock = new WriteLock();
+      this.locks.set(path, lock);
+    }
+    return lock;
+  }
+
+  /** Closes every idle connection to a database and retires the busy ones (they close when returned). */
+  retire(path: string): void {
+    const entry = this.entries.get(path);
+    if (!entry) return;
+    for (const conn of entry.idle.splice(0)) this.closeConnection(conn);
+    if (entry.inUse === 0) this.entries.delete(path);
+    else entry.retired = true;
+    const lock = this.locks.get(path);
+    if (lock?.idle) this.locks.delete(path);
+  }
+
+  /** Closes every idle connection (shutdown waits for streams separately). */
+  closeAll(): void {
+    for (const path of [...this.entries.keys()]) this.retire(path);
+  }
+
+  stats(): PoolStats {
+    let idle = 0;
+    let inUse = 0;
+    for (const e of this.entries.values()) {
+      idle += e.idle.length;
+      inUse += e.inUse;
+    }
+    return { open: this.open, idle, inUse, databases: this.entries.size };
+  }
+
+  private connect(path: string): EngineConnection {
+    const db = new Database(path, { fileMustExist: true });
+    try {
+      db.exec("PRAGMA journal_mode = WAL");
+      db.exec(`PRAGMA synchronous = ${this.opts.synchronous}`);
+      // Writers wait on WriteLock, asynchronously; a SQLite busy-wait would block the event loop.
+      // The short timeout only covers writers outside this pool (maintenance, replication).
+      db.exec("PRAGMA busy_timeout = 50");
+      return new EngineConnection(path, db);
+    } catch (e) {
+      db.close();
+      throw e;
+    }
+  }
+
+  private evictBeyondLimit(): void {
+    if (this.open <= this.opts.maxOpen) return;
+    for (const [path, entry] of this.entries) {
+      while (entry.idle.length > 0 && this.open > this.opts.maxOpen)
+        this.closeConnection(entry.idle.shift()!);
+      if (entry.idle.length === 0 && entry.inUse === 0) {
+        this.entries.delete(path);
+        if (this.locks.get(path)?.idle) this.locks.delete(path);
+      }
+      if (this.open <= this.opts.maxOpen) break;
+    }
+  }
+
+  private closeConnection(conn: EngineConnection): void {
+    if (conn.isClosed) return;
+    conn.close();
+    this.open--;
+    handlesClosed(1);
+  }
+}

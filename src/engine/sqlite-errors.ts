@@ -1,0 +1,70 @@
+/** Names of SQLite's primary result codes, by number (the low byte of an extended code). */
+const PRIMARY: Record<number, string> = {
+  1: "SQLITE_ERROR",
+  2: "SQLITE_INTERNAL",
+  3: "SQLITE_PERM",
+  4: "SQLITE_ABORT",
+  5: "SQLITE_BUSY",
+  6: "SQLITE_LOCKED",
+  7: "SQLITE_NOMEM",
+  8: "SQLITE_READONLY",
+  9: "SQLITE_INTERRUPT",
+  10: "SQLITE_IOERR",
+  11: "SQLITE_CORRUPT",
+  12: "SQLITE_NOTFOUND",
+  13: "SQLITE_FULL",
+  14: "SQLITE_CANTOPEN",
+  15: "SQLITE_PROTOCOL",
+  16: "SQLITE_EMPTY",
+  17: "SQLITE_SCHEMA",
+  18: "SQLITE_TOOBIG",
+  19: "SQLITE_CONSTRAINT",
+  20: "SQLITE_MISMATCH",
+  21: "SQLITE_MISUSE",
+  22: "SQLITE_NOLFS",
+  23: "SQLITE_AUTH",
+  24: "SQLITE_FORMAT",
+  25: "SQLITE_RANGE",
+  26: "SQLITE_NOTADB",
+  27: "SQLITE_NOTICE",
+  28: "SQLITE_WARNING",
+};
+
+/** An error raised by SQLite itself, as the `libsql` driver reports it. */
+export interface SqliteFailure {
+  code: string;
+  rawCode?: number;
+  message: string;
+}
+
+export function isSqliteFailure(e: unknown): e is SqliteFailure {
+  const code = (e as { code?: unknown } | null)?.code;
+  return e instanceof Error && typeof code === "string" && code.startsWith("SQLITE_");
+}
+
+/**
+ * The primary code of a SQLite error (`SQLITE_CONSTRAINT` for `SQLITE_CONSTRAINT_UNIQUE`): clients
+ * test against primary codes, as sqld reports them.
+ */
+export function primaryCode(e: SqliteFailure): string {
+  if (e.rawCode !== undefined) return PRIMARY[e.rawCode & 0xff] ?? "SQLITE_UNKNOWN";
+  const known = Object.values(PRIMARY)
+    .filter((name) => e.code === name || e.code.startsWith(`${name}_`))
+    .sort((a, b) => b.length - a.length);
+  return known[0] ?? "SQLITE_UNKNOWN";
+}
+
+/** Errors about the SQL text or its arguments, found before SQLite runs it. */
+export class SqlInputError extends Error {
+  constructor(
+    readonly code:
+      | "SQL_NO_STATEMENT"
+      | "SQL_MANY_STATEMENTS"
+      | "ARGS_INVALID"
+      | "ARGS_BOTH_POSITIONAL_AND_NAMED"
+      | "SQL_PARSE_ERROR",
+    message: string,
+  ) {
+    super(message);
+  }
+}

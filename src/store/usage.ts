@@ -1,0 +1,118 @@
+import { sql } from "kysely";
+import type { Executor } from "./executor.js";
+
+export interface UsageDelta {
+  dbId: string;
+  orgId: string;
+  day: string;
+  rowsRead: number;
+  rowsWritten: number;
+  queries: number;
+}
+
+export interface QueryStatsDelta {
+  dbId: string;
+  query: string;
+  count: number;
+  rowsRead: number;
+  rowsWritten: number;
+  totalMs: number;
+}
+
+export interface UsageTotals {
+  rows_read: number;
+  rows_written: number;
+  queries: number;
+}
+
+export function usageRepo({ db }: Executor) {
+  return {
+    /** Adds counters to each (database, day) row, creating it on first use. */
+    add: async (deltas: readonly UsageDelta[]) => {
+      for (const d of deltas) {
+        await db
+          .insertInto("usage_daily")
+          .values({
+            db_id: d.dbId,
+            org_id: d.orgId,
+            day: d.day,
+            rows_read: d.rowsRead,
+            rows_written: d.rowsWritten,
+            queries: d.queries,
+          })
+          .onConflict((oc) =>
+            oc.columns(["db_id", "day"]).doUpdateSet({
+              rows_read: sql`usage_daily.rows_read + excluded.rows_read`,
+              rows_written: sql`usage_daily.rows_written + excluded.rows_written`,
+              queries: sql`usage_daily.queries + excluded.queries`,
+            }),
+          )
+          .execute();
+      }
+    },
+
+    /** Adds per-query counters; statistics of databases deleted in the meantime are dropped. */
+    addQueryStats: async (deltas: readonly QueryStatsDelta[]) => {
+      if (deltas.length === 0) return;
+      const ids = [...new Set(deltas.map((d) => d.dbId))];
+      const live = new Set(
+        (await db.selectFrom("databases").select("id").where("id", "in", ids).execute()).map((r) => r.id),
+      );
+      for (const d of deltas) {
+        if (!live.has(d.dbId)) continue;
+        await db
+          .insertInto("query_stats")
+          .values({
+            db_id: d.dbId,
+            query: d.query,
+            count: d.count,
+            rows_read: d.rowsRead,
+            rows_written: d.rowsWritten,
+            total_ms: d.totalMs,
+          })
+          .onConflict((oc) =>
+            oc.columns(["db_id", "query"]).doUpdateSet({
+              count: sql`query_stats.count + excluded.count`,
+              rows_read: sql`query_stats.rows_read + excluded.rows_read`,
+              rows_written: sql`query_stats.rows_written + excluded.rows_written`,
+              total_ms: sql`query_stats.total_ms + excluded.total_ms`,
+            }),
+          )
+          .execute();
+      }
+    },
+
+    /** Totals of one database over the UTC days `fromDay` to `toDay`, inclusive. */
+    totalsFor: async (dbId: string, fromDay: string, toDay: string): Promise<UsageTotals> => {
+      const r = await db
+        .selectFrom("usage_daily")
+        .select((eb) => [
+          eb.fn.coalesce(eb.fn.sum<number>("rows_read"), sql<number>`0`).as("rows_read"),
+          eb.fn.coalesce(eb.fn.sum<number>("rows_written"), sql<number>`0`).as("rows_written"),
+          eb.fn.coalesce(eb.fn.sum<number>("queries"), sql<number>`0`).as("queries"),
+        ])
+        .where("db_id", "=", dbId)
+        .where("day", ">=", fromDay)
+        .where("day", "<=", toDay)
+        .executeTakeFirstOrThrow();
+      return {
+        rows_read: Number(r.rows_read),
+        rows_written: Number(r.rows_written),
+        queries: Number(r.queries),
+      };
+    },
+
+    /** The most expensive queries of a database (by rows read and written). */
+    topQueries: (dbId: string, limit: number) =>
+      db
+        .selectFrom("query_stats")
+        .selectAll()
+        .where("db_id", "=", dbId)
+        .orderBy(sql`rows_read + rows_written`, "desc")
+        .orderBy("count", "desc")
+        .limit(limit)
+        .execute(),
+  };
+}
+
+export type UsageRepo = ReturnType<typeof usageRepo>;
