@@ -116,7 +116,7 @@ export async function startShoal(config: Config, opts: StartOptions = {}): Promi
         dataPlane.close();
         await drained;
         await deps.meter.stop();
-        deps.pool.closeAll();
+        await deps.pool.closeAll();
         await store.close();
       })();
       return closing;

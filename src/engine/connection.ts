@@ -1,4 +1,5 @@
 import type Database from "libsql";
+import { closeWhenUnreferenced } from "./handle-release.js";
 import { type StatementInfo, splitStatements, statementParameters } from "./sql-lexer.js";
 import { SqlInputError } from "./sqlite-errors.js";
 
@@ -53,9 +54,10 @@ const STATEMENT_CACHE = 64;
 export class EngineConnection {
   private readonly cache = new Map<string, Prepared>();
   private readonly settings: ConnectionSettings = { queryOnly: false, maxPageCount: 0 };
-  private readonly changesStmt: Database.Statement;
-  private readonly readonlyStmt: Database.Statement;
-  private readonly scanStmt: Database.Statement;
+  // Not readonly: close() drops them so the connection can really close (see handle-release.ts).
+  private changesStmt: Database.Statement;
+  private readonlyStmt: Database.Statement;
+  private scanStmt: Database.Statement;
   private closed = false;
 
   constructor(
@@ -170,11 +172,16 @@ export class EngineConnection {
     this.db.exec(sql);
   }
 
+  /** Closes the connection once its prepared statements are collected (see handle-release.ts). */
   close(): void {
     if (this.closed) return;
     this.closed = true;
     this.cache.clear();
-    this.db.close();
+    const dropped = undefined as unknown as Database.Statement;
+    this.changesStmt = dropped;
+    this.readonlyStmt = dropped;
+    this.scanStmt = dropped;
+    closeWhenUnreferenced(this.db);
   }
 
   private scanned(p: Prepared): number {

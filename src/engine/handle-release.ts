@@ -1,12 +1,20 @@
 import v8 from "node:v8";
 import vm from "node:vm";
+import type Database from "libsql";
 
 /**
- * A closed `libsql` connection keeps its file descriptors and memory until V8 collects the JS
- * objects of its prepared statements (they hold the native connection alive). A pool that closes
- * idle handles would otherwise pile up descriptors between collections, so after closing handles
- * it asks for a collection. `gc` is exposed at run time rather than with a command-line flag, so
- * every way of starting Shoal (npm start, tsx, tests) gets it.
+ * Closing `libsql` connections without leaking file descriptors.
+ *
+ * The driver's prepared statements keep their native connection alive. Closing a connection while
+ * some of its statements are still reachable leaves a "zombie" that holds its descriptors, and when
+ * the same file is opened again meanwhile, SQLite parks the zombie's descriptor on the file's
+ * shared list, where (measured) it is never released: a pool that closes and reopens databases
+ * would leak descriptors steadily. So a connection is closed only after its statements are gone:
+ * the caller drops every reference, a collection runs, and the close happens on the next turn of
+ * the event loop, once the statements' native finalizers have run.
+ *
+ * `gc` is exposed at run time rather than by a command-line flag, so every way of starting Shoal
+ * (npm start, tsx, tests) gets it.
  */
 let gc: ((opts?: { type: "major" | "minor" }) => void) | undefined;
 try {
@@ -16,19 +24,35 @@ try {
   gc = undefined;
 }
 
-let pending = 0;
+let pending: Database.Database[] = [];
 let scheduled: NodeJS.Timeout | undefined;
 
-/** Notes that `count` handles were closed; a collection follows shortly, at most once per interval. */
-export function handlesClosed(count: number, intervalMs = 250): void {
-  if (!gc || count <= 0) return;
-  pending += count;
+/** Closes `db` once nothing can reference its statements; the caller must have dropped its own. */
+export function closeWhenUnreferenced(db: Database.Database, delayMs = 20): void {
+  if (!gc) {
+    db.close();
+    return;
+  }
+  pending.push(db);
   if (scheduled) return;
-  scheduled = setTimeout(() => {
-    scheduled = undefined;
-    if (pending === 0) return;
-    pending = 0;
-    gc?.({ type: "major" });
-  }, intervalMs);
+  scheduled = setTimeout(() => void flushClosing(), delayMs);
   scheduled.unref();
+}
+
+/** Closes every connection waiting to be closed (also called at shutdown). */
+export async function flushClosing(): Promise<void> {
+  if (scheduled) clearTimeout(scheduled);
+  scheduled = undefined;
+  const batch = pending;
+  pending = [];
+  if (batch.length === 0) return;
+  gc?.({ type: "major" });
+  await new Promise<void>((resolve) => setImmediate(resolve));
+  for (const db of batch) {
+    try {
+      db.close();
+    } catch {
+      // Already closed: nothing left to release.
+    }
+  }
 }

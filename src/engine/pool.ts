@@ -1,6 +1,6 @@
 import Database from "libsql";
 import { EngineConnection } from "./connection.js";
-import { handlesClosed } from "./handle-release.js";
+import { flushClosing } from "./handle-release.js";
 import { WriteLock } from "./write-lock.js";
 
 export interface PoolOptions {
@@ -100,9 +100,10 @@ export class ConnectionPool {
     if (lock?.idle) this.locks.delete(path);
   }
 
-  /** Closes every idle connection (shutdown waits for streams separately). */
-  closeAll(): void {
+  /** Closes every idle connection and waits until they are really closed (shutdown). */
+  async closeAll(): Promise<void> {
     for (const path of [...this.entries.keys()]) this.retire(path);
+    await flushClosing();
   }
 
   stats(): PoolStats {
@@ -147,6 +148,5 @@ export class ConnectionPool {
     if (conn.isClosed) return;
     conn.close();
     this.open--;
-    handlesClosed(1);
   }
 }

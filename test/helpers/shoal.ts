@@ -14,7 +14,7 @@ export interface TestShoal {
   dataDir: string;
   adminToken: string;
   shoal: Shoal;
-  /** Stops the service and starts it again on the same data folder (a new port). */
+  /** Stops the service and starts it again on the same data folder and port. */
   restart(): Promise<void>;
   close(): Promise<void>;
 }
@@ -52,8 +52,9 @@ export async function startTestShoal(overrides: Partial<Config> = {}): Promise<T
     adminToken: config.adminToken ?? "",
     shoal,
     async restart() {
+      const port = shoal.port;
       await shoal.close();
-      shoal = await startShoal(config, { log, announce: () => {} });
+      shoal = await startShoal({ ...config, port }, { log, announce: () => {} });
       h.shoal = shoal;
       h.url = shoal.url;
       h.apiBase = `${shoal.url}/v1/`;

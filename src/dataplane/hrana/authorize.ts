@@ -77,8 +77,11 @@ export async function authorizeStatement(
     throw unsupported("VACUUM INTO would write a file outside the database");
   }
   if (/^pragma\b/i.test(sql)) {
-    const name = /^pragma\s+(?:[A-Za-z_]\w*\s*\.\s*)?([A-Za-z_]\w*)/i.exec(sql)?.[1]?.toLowerCase();
-    if (name && SERVER_PRAGMAS.has(name) && (!p.readonly || name === "wal_checkpoint")) {
+    // Judged by form, not by SQLite's read-only flag: setting query_only counts as "read-only"
+    // for SQLite, yet it would switch off the protection read-only tokens rely on.
+    const m = /^pragma\s+(?:[A-Za-z_]\w*\s*\.\s*)?([A-Za-z_]\w*)\s*([=(])?/i.exec(sql);
+    const name = m?.[1]?.toLowerCase();
+    if (name && SERVER_PRAGMAS.has(name) && (m?.[2] !== undefined || name === "wal_checkpoint")) {
       throw unsupported(`PRAGMA ${name} is managed by the server`);
     }
   }
