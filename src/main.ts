@@ -1,9 +1,9 @@
 import { mkdir, readFile, rm, writeFile } from "node:fs/promises";
-import type { Server } from "node:http";
+import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import path from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
-import { serve } from "@hono/node-server";
+import { getRequestListener } from "@hono/node-server";
 import { createApp } from "./api/app.js";
 import { type Config, loadConfig } from "./config.js";
 import { createDataPlane, type DataPlane } from "./dataplane/data-plane.js";
@@ -22,6 +22,9 @@ import { createLogger, type Logger } from "./lib/logger.js";
 import { loadOrCreateSigningKey } from "./lib/signing-keys.js";
 import { systemClock } from "./lib/time.js";
 import { openSqliteStore } from "./store/sqlite.js";
+
+/** Requests still running this long after shutdown starts are cut off. */
+const SHUTDOWN_DEADLINE_MS = 15_000;
 
 export interface Shoal {
   /** Base URL of the HTTP server, e.g. `http://127.0.0.1:8080`. */
@@ -78,22 +81,28 @@ export async function startShoal(config: Config, opts: StartOptions = {}): Promi
     lockWaitMs: config.transactionTimeoutMs,
     streamIdleMs: config.streamIdleTimeoutMs,
   });
-  // One port serves both: a request whose Host or path names a database goes to the data plane.
-  const fetch = (req: Request, env: object) => {
-    const route = routeRequest(req.headers.get("host") ?? undefined, pathOf(req.url), config.dbDomain);
-    return route ? dataPlane.fetch(req, route, env) : api.fetch(req, env);
-  };
-  const server = await new Promise<Server>((resolve, reject) => {
-    const s = serve({ fetch, hostname: config.host, port: config.port }, () => resolve(s as Server));
-    s.once("error", reject);
+  // One port serves both: a request whose Host or path names a database goes to the data plane
+  // (on node's own request objects: it is the hot path), everything else to the management API.
+  const apiListener = getRequestListener(api.fetch);
+  const server = createServer((req, res) => {
+    const route = routeRequest(req.headers.host, req.url ?? "/", config.dbDomain);
+    if (route) void dataPlane.handle(req, res, route);
+    else void apiListener(req, res);
   });
   server.on("upgrade", (req, socket, head: Buffer) => {
-    const route = routeRequest(req.headers.host, pathOf(req.url ?? "/"), config.dbDomain);
+    const route = routeRequest(req.headers.host, req.url ?? "/", config.dbDomain);
     if (!route) {
       socket.end("HTTP/1.1 404 Not Found\r\nConnection: close\r\n\r\n");
       return;
     }
     dataPlane.upgrade(req, socket, head, route);
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.once("error", reject);
+    server.listen(config.port, config.host, () => {
+      server.off("error", reject);
+      resolve();
+    });
   });
   deps.meter.start(1000);
   const port = (server.address() as AddressInfo).port;
@@ -112,9 +121,15 @@ export async function startShoal(config: Config, opts: StartOptions = {}): Promi
     close() {
       closing ??= (async () => {
         const drained = new Promise<void>((resolve) => server.close(() => resolve()));
-        server.closeIdleConnections();
         dataPlane.close();
+        // Keep-alive connections that go idle once their request finishes would otherwise hold
+        // the close for the keep-alive timeout; a stuck request gets cut after the deadline.
+        const sweep = setInterval(() => server.closeIdleConnections(), 25);
+        const deadline = setTimeout(() => server.closeAllConnections(), SHUTDOWN_DEADLINE_MS);
+        server.closeIdleConnections();
         await drained;
+        clearInterval(sweep);
+        clearTimeout(deadline);
         await deps.meter.stop();
         await deps.pool.closeAll();
         await store.close();
@@ -122,14 +137,6 @@ export async function startShoal(config: Config, opts: StartOptions = {}): Promi
       return closing;
     },
   };
-}
-
-/** The path of a request URL (absolute, or a bare path as on an upgrade), without parsing the whole URL. */
-function pathOf(url: string): string {
-  const start = url.startsWith("/") ? 0 : url.indexOf("/", url.indexOf("//") + 2);
-  if (start === -1) return "/";
-  const q = url.indexOf("?", start);
-  return q === -1 ? url.slice(start) : url.slice(start, q);
 }
 
 /**

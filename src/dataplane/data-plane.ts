@@ -1,10 +1,9 @@
-import type { IncomingMessage } from "node:http";
+import type { IncomingMessage, ServerResponse } from "node:http";
 import type { Duplex } from "node:stream";
-import { Hono } from "hono";
 import type { Deps } from "../domain/context.js";
 import { HttpStreams } from "./hrana/http-streams.js";
 import type { StreamLimits, StreamServices } from "./hrana/stream.js";
-import { type DataPlaneBindings, dataPlaneRoutes } from "./http.js";
+import { HranaHttp } from "./http.js";
 import type { DataRoute } from "./routing.js";
 import { HranaWebSockets } from "./ws.js";
 
@@ -14,7 +13,7 @@ export interface DataPlaneSettings extends StreamLimits {
 }
 
 export interface DataPlane {
-  fetch(req: Request, route: DataRoute, env: object): Response | Promise<Response>;
+  handle(req: IncomingMessage, res: ServerResponse, route: DataRoute): Promise<void>;
   upgrade(req: IncomingMessage, socket: Duplex, head: Buffer, route: DataRoute): void;
   /** Open HTTP streams, for tests and diagnostics. */
   openStreams(): number;
@@ -34,21 +33,10 @@ export function createDataPlane(deps: Deps, settings: DataPlaneSettings): DataPl
     },
   };
   const streams = new HttpStreams(settings.streamIdleMs);
-  const routes = dataPlaneRoutes(deps, streams, services);
-  const app = new Hono<{ Bindings: DataPlaneBindings }>();
-  // Without a trailing slash the client drops the database segment of the URL (WHATWG relative
-  // resolution), so `/db/acme/v2/pipeline` arrives; say what to fix instead of "not found".
-  app.post("/db/:org/:version{v[23]}/:op{pipeline|cursor}", (c) => {
-    const message = `the database URL must end with a slash: use .../db/${c.req.param("org")}/<database>/`;
-    return c.json({ error: message, message, code: "URL_MISSING_TRAILING_SLASH" }, 404);
-  });
-  app.route("/db/:org/:db", routes);
-  app.route("/", routes);
+  const http = new HranaHttp(deps, streams, services);
   const ws = new HranaWebSockets(deps, services);
-
   return {
-    fetch: (req, route, env) =>
-      app.fetch(req, { ...env, hostLabel: "label" in route.locator ? route.locator.label : undefined }),
+    handle: (req, res, route) => http.handle(req, res, route),
     upgrade: (req, socket, head, route) => ws.upgrade(req, socket, head, route.locator),
     openStreams: () => streams.size,
     close() {

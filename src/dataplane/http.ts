@@ -1,8 +1,6 @@
-import { type Context, Hono } from "hono";
-import type { ContentfulStatusCode } from "hono/utils/http-status";
+import type { IncomingMessage, ServerResponse } from "node:http";
 import type { Deps } from "../domain/context.js";
-import { type DataAccess, openDataAccess } from "../domain/data-access.js";
-import type { DatabaseLocator } from "../domain/directory.js";
+import { type DataAccess, openDataAccess, openDataAccessCached } from "../domain/data-access.js";
 import { AppError, type ErrorKind } from "../errors.js";
 import { batchCursorEntries } from "./hrana/cursor.js";
 import { dispatch } from "./hrana/dispatch.js";
@@ -11,15 +9,9 @@ import type { HttpStreams } from "./hrana/http-streams.js";
 import { parseBatch, parseStreamRequest, type StreamRequest } from "./hrana/requests.js";
 import { HTTP_SQL_LIMITS, SqlStore } from "./hrana/sql-store.js";
 import { HranaStream, type StreamServices } from "./hrana/stream.js";
+import type { DataRoute } from "./routing.js";
 
-/** Set by the top-level router for requests that reached a database through its hostname. */
-export interface DataPlaneBindings {
-  hostLabel?: string;
-}
-
-type DataEnv = { Bindings: DataPlaneBindings };
-
-const STATUS: Record<ErrorKind, ContentfulStatusCode> = {
+const STATUS: Record<ErrorKind, number> = {
   invalid: 400,
   unauthenticated: 401,
   forbidden: 403,
@@ -29,17 +21,37 @@ const STATUS: Record<ErrorKind, ContentfulStatusCode> = {
   unavailable: 503,
 };
 
+/** Largest request body accepted (a pipeline, a batch); sqld's default is the same order. */
+const MAX_BODY_BYTES = 16 * 1024 * 1024;
+
+/**
+ * Browsers call the data plane cross-origin (with authorization and content-type headers), so it
+ * answers CORS; the headers go only to requests that carry an Origin, i.e. from browsers.
+ */
+const CORS = {
+  "access-control-allow-origin": "*",
+  "access-control-allow-methods": "GET, POST, OPTIONS",
+  "access-control-allow-headers": "authorization, content-type, x-turso-encryption-key",
+  "access-control-max-age": "86400",
+};
+
+function send(res: ServerResponse, status: number, body: string, contentType: string): void {
+  const bytes = Buffer.from(body);
+  const headers: Record<string, string | number> = {
+    "content-type": contentType,
+    "content-length": bytes.length,
+  };
+  if (res.req.headers.origin !== undefined) Object.assign(headers, CORS);
+  res.writeHead(status, headers);
+  res.end(bytes);
+}
+
 /**
  * Errors at the HTTP level. `@libsql/client` surfaces the code only when the content type is
  * exactly `application/json` and the body has `message`; `error` is there too, as sqld sends it.
  */
-function errorResponse(
-  c: Context<DataEnv>,
-  status: ContentfulStatusCode,
-  code: string,
-  message: string,
-): Response {
-  return c.json({ error: message, message, code }, status);
+function sendError(res: ServerResponse, status: number, code: string, message: string): void {
+  send(res, status, JSON.stringify({ error: message, message, code }), "application/json");
 }
 
 function bearer(header: string | undefined): string | undefined {
@@ -47,18 +59,34 @@ function bearer(header: string | undefined): string | undefined {
   return m?.[1];
 }
 
-export function locatorOf(c: Context<DataEnv>): DatabaseLocator {
-  const org = c.req.param("org");
-  const db = c.req.param("db");
-  if (org && db) return { orgSlug: org, name: db };
-  return { label: c.env?.hostLabel ?? "" };
+function readBody(req: IncomingMessage): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    req.on("data", (c: Buffer) => {
+      size += c.length;
+      if (size > MAX_BODY_BYTES) {
+        reject(
+          new ProtocolError(`the request body is larger than ${MAX_BODY_BYTES} bytes`, "REQUEST_TOO_LARGE"),
+        );
+        req.destroy();
+        return;
+      }
+      chunks.push(c);
+    });
+    req.on("end", () =>
+      resolve(chunks.length === 1 ? chunks[0]!.toString() : Buffer.concat(chunks).toString()),
+    );
+    req.on("error", reject);
+  });
 }
 
-async function readJson(c: Context<DataEnv>): Promise<Record<string, unknown>> {
+async function readJson(bodyText: Promise<string>): Promise<Record<string, unknown>> {
   let body: unknown;
   try {
-    body = JSON.parse(await c.req.text());
-  } catch {
+    body = JSON.parse(await bodyText);
+  } catch (e) {
+    if (e instanceof ProtocolError) throw e;
     throw new ProtocolError("the request body is not valid JSON");
   }
   if (typeof body !== "object" || body === null || Array.isArray(body)) {
@@ -76,83 +104,135 @@ function batonOf(body: Record<string, unknown>): string | undefined {
 /**
  * Hrana over HTTP for one database: `v2/pipeline` (what `@libsql/client` uses), `v3/pipeline`,
  * `v3/cursor` (the Rust client and `@tursodatabase/serverless`), and the version probes.
+ *
+ * It works on node's request and response directly rather than through the management API's web
+ * framework: this is the hot path of every SQL statement, and the framework's Request/Response
+ * conversion alone cost more than running a point query (see bench/dataplane.ts).
  */
-export function dataPlaneRoutes(deps: Deps, streams: HttpStreams, services: StreamServices): Hono<DataEnv> {
-  const app = new Hono<DataEnv>();
-  const access = (c: Context<DataEnv>) =>
-    openDataAccess(deps, locatorOf(c), bearer(c.req.header("authorization")));
+export class HranaHttp {
+  constructor(
+    private readonly deps: Deps,
+    private readonly streams: HttpStreams,
+    private readonly services: StreamServices,
+  ) {}
+
+  async handle(req: IncomingMessage, res: ServerResponse, route: DataRoute): Promise<void> {
+    try {
+      await this.route(req, res, route);
+    } catch (e) {
+      if (res.headersSent) {
+        res.destroy();
+        return;
+      }
+      if (e instanceof AppError) sendError(res, STATUS[e.kind], e.code ?? "ERROR", e.message);
+      else if (e instanceof ProtocolError) sendError(res, 400, e.code, e.message);
+      else {
+        this.deps.log.error({ err: e, path: req.url }, "data plane request failed");
+        sendError(res, 500, "INTERNAL_ERROR", "internal error");
+      }
+    }
+  }
+
+  private async route(req: IncomingMessage, res: ServerResponse, route: DataRoute): Promise<void> {
+    const method = req.method ?? "GET";
+    const path = route.path;
+    if (method === "OPTIONS") {
+      res.writeHead(204, CORS);
+      res.end();
+      return;
+    }
+    if (method === "POST" && (path === "/v2/pipeline" || path === "/v3/pipeline"))
+      return this.pipeline(req, res, route);
+    if (method === "POST" && path === "/v3/cursor") return this.cursor(req, res, route);
+    if (method === "GET" && (path === "/v2" || path === "/v3")) {
+      return send(res, 200, `Hello, this is Shoal: Hrana over HTTP ${path.slice(1)}\n`, "text/plain");
+    }
+    if (method === "GET" && path === "/health") return send(res, 200, "", "text/plain");
+    if (method === "GET" && path === "/version")
+      return send(res, 200, `shoal ${this.deps.version}\n`, "text/plain");
+    // Without a trailing slash the client drops the database segment of the URL (WHATWG relative
+    // resolution), so `/db/acme/v2/pipeline` arrives: say what to fix instead of "not found".
+    if (
+      !route.viaHost &&
+      "name" in route.locator &&
+      /^v[23]$/.test(route.locator.name) &&
+      /^\/(pipeline|cursor)$/.test(path)
+    ) {
+      const message = `the database URL must end with a slash: use .../db/${route.locator.orgSlug}/<database>/`;
+      return sendError(res, 404, "URL_MISSING_TRAILING_SLASH", message);
+    }
+    sendError(res, 404, "NOT_FOUND", `no such data-plane route: ${method} ${path}`);
+  }
+
+  private access(req: IncomingMessage, route: DataRoute): DataAccess | Promise<DataAccess> {
+    const token = bearer(req.headers.authorization);
+    return (
+      openDataAccessCached(this.deps, route.locator, token) ?? openDataAccess(this.deps, route.locator, token)
+    );
+  }
 
   /** Continues the stream a baton names, or opens a new one. */
-  function streamFor(a: DataAccess, baton: string | undefined): { id: number; stream: HranaStream } {
+  private streamFor(a: DataAccess, baton: string | undefined): { id: number; stream: HranaStream } {
     if (baton !== undefined) {
-      const resumed = streams.resume(baton, a.database.id);
+      const resumed = this.streams.resume(baton, a.database.id);
       resumed.stream.access = a;
       return resumed;
     }
-    const stream = new HranaStream(a, new SqlStore(HTTP_SQL_LIMITS), services);
-    return { id: streams.open(stream, a.database.id), stream };
+    const stream = new HranaStream(a, new SqlStore(HTTP_SQL_LIMITS), this.services);
+    return { id: this.streams.open(stream, a.database.id), stream };
   }
 
-  const pipeline = async (c: Context<DataEnv>) => {
-    const a = await access(c);
-    const body = await readJson(c);
+  private async pipeline(req: IncomingMessage, res: ServerResponse, route: DataRoute): Promise<void> {
+    // The body is read from the start, as it arrives, while access is decided.
+    const text = readBody(req);
+    text.catch(() => {});
+    const granted = this.access(req, route);
+    const a = granted instanceof Promise ? await granted : granted;
+    const body = await readJson(text);
     if (!Array.isArray(body.requests)) throw new ProtocolError("requests must be an array");
     const requests: StreamRequest[] = body.requests.map(parseStreamRequest);
-    const { id, stream } = streamFor(a, batonOf(body));
+    const { id, stream } = this.streamFor(a, batonOf(body));
+    const results = [];
     try {
-      const results = [];
-      for (const req of requests) {
+      for (const r of requests) {
         try {
-          results.push({ type: "ok", response: await dispatch(stream, req) });
+          results.push({ type: "ok", response: await dispatch(stream, r) });
         } catch (e) {
           if (!(e instanceof HranaError)) throw e;
           results.push({ type: "error", error: e.toJSON() });
         }
       }
-      return c.json({ baton: streams.release(id), base_url: null, results });
     } catch (e) {
       stream.close();
-      streams.release(id);
+      this.streams.release(id);
       throw e;
     }
-  };
+    send(
+      res,
+      200,
+      JSON.stringify({ baton: this.streams.release(id), base_url: null, results }),
+      "application/json",
+    );
+  }
 
-  app.post("/v2/pipeline", pipeline);
-  app.post("/v3/pipeline", pipeline);
-
-  app.post("/v3/cursor", async (c) => {
-    const a = await access(c);
-    const body = await readJson(c);
+  private async cursor(req: IncomingMessage, res: ServerResponse, route: DataRoute): Promise<void> {
+    const text = readBody(req);
+    text.catch(() => {});
+    const a = await this.access(req, route);
+    const body = await readJson(text);
     const batch = parseBatch(body.batch);
-    const { id, stream } = streamFor(a, batonOf(body));
-    let lines: string[];
+    const { id, stream } = this.streamFor(a, batonOf(body));
+    let entries: Array<Record<string, unknown>>;
     try {
-      const outcome = await stream.batch(batch);
-      lines = [{ baton: streams.release(id), base_url: null }, ...batchCursorEntries(outcome)].map((e) =>
-        JSON.stringify(e),
-      );
+      entries = batchCursorEntries(await stream.batch(batch));
     } catch (e) {
       stream.close();
-      streams.release(id);
+      this.streams.release(id);
       throw e;
     }
-    return c.body(`${lines.join("\n")}\n`, 200, { "content-type": "text/plain" });
-  });
-
-  // Version probes: a 2xx answer means the protocol version is served.
-  for (const v of ["v2", "v3"])
-    app.get(`/${v}`, (c) => c.text(`Hello, this is Shoal: Hrana over HTTP ${v}\n`));
-  app.get("/health", (c) => c.body(null, 200));
-  app.get("/version", (c) => c.text(`shoal ${deps.version}\n`));
-
-  app.notFound((c) =>
-    errorResponse(c, 404, "NOT_FOUND", `no such data-plane route: ${c.req.method} ${c.req.path}`),
-  );
-  app.onError((err, c) => {
-    if (err instanceof AppError) return errorResponse(c, STATUS[err.kind], err.code ?? "ERROR", err.message);
-    if (err instanceof ProtocolError) return errorResponse(c, 400, err.code, err.message);
-    deps.log.error({ err, path: c.req.path }, "data plane request failed");
-    return errorResponse(c, 500, "INTERNAL_ERROR", "internal error");
-  });
-  return app;
+    const lines = [{ baton: this.streams.release(id), base_url: null }, ...entries].map((e) =>
+      JSON.stringify(e),
+    );
+    send(res, 200, `${lines.join("\n")}\n`, "text/plain");
+  }
 }

@@ -1,25 +1,31 @@
 import type { DatabaseLocator } from "../domain/directory.js";
 
-/** Where a request goes: to a database's data plane, or (undefined) to the management API. */
-export type DataRoute = { locator: DatabaseLocator; viaHost: boolean };
+/** A request for a database: which one, and the path within its data plane (`/v2/pipeline`, ...). */
+export interface DataRoute {
+  locator: DatabaseLocator;
+  viaHost: boolean;
+  path: string;
+}
 
-const PATH = /^\/db\/([^/]+)\/([^/]+)(?:\/|$)/;
+const PATH = /^\/db\/([^/]+)\/([^/?]+)(\/[^?]*)?/;
 
 /**
- * Decides from the Host header and path whether a request is for a database. A Host of the form
- * `<db>-<org>.<db domain>` (any port) names a database, as on Turso; for local use without DNS the
- * path `/db/<org>/<db>/...` does the same on the service's own address.
+ * Decides from the Host header and path whether a request is for a database (undefined: it is for
+ * the management API). A Host of the form `<db>-<org>.<db domain>` (any port) names a database,
+ * as on Turso; for local use without DNS the path `/db/<org>/<db>/...` does the same on the
+ * service's own address.
  */
-export function routeRequest(
-  host: string | undefined,
-  pathname: string,
-  dbDomain: string,
-): DataRoute | undefined {
+export function routeRequest(host: string | undefined, url: string, dbDomain: string): DataRoute | undefined {
+  const path = pathOf(url);
   const label = hostLabel(host, dbDomain);
-  if (label) return { locator: { label }, viaHost: true };
-  const m = PATH.exec(pathname);
+  if (label) return { locator: { label }, viaHost: true, path };
+  const m = PATH.exec(path);
   if (m?.[1] && m[2]) {
-    return { locator: { orgSlug: decodeURIComponent(m[1]), name: decodeURIComponent(m[2]) }, viaHost: false };
+    return {
+      locator: { orgSlug: decodeURIComponent(m[1]), name: decodeURIComponent(m[2]) },
+      viaHost: false,
+      path: m[3] || "/",
+    };
   }
   return undefined;
 }
@@ -38,4 +44,12 @@ function stripPort(host: string): string {
   if (host.startsWith("[")) return host.slice(0, host.indexOf("]") + 1);
   const i = host.lastIndexOf(":");
   return i === -1 ? host : host.slice(0, i);
+}
+
+/** The path of a request target (a bare path, or an absolute URL), without its query. */
+function pathOf(url: string): string {
+  const start = url.startsWith("/") ? 0 : url.indexOf("/", url.indexOf("//") + 2);
+  if (start === -1) return "/";
+  const q = url.indexOf("?", start);
+  return q === -1 ? url.slice(start) : url.slice(start, q);
 }

@@ -38,13 +38,18 @@ export class DbTokenVerifier {
     private readonly maxEntries = 10_000,
   ) {}
 
-  async verify(token: string): Promise<TokenClaims> {
-    const nowSec = this.deps.clock().getTime() / 1000;
+  /** Claims of a token verified before and not yet expired; no cryptography (the fast path). */
+  cached(token: string): TokenClaims | undefined {
     const hit = this.cache.get(token);
-    if (hit) {
-      if (hit.exp === undefined || hit.exp > nowSec) return hit;
-      this.cache.delete(token);
-    }
+    if (!hit) return undefined;
+    if (hit.exp === undefined || hit.exp > this.deps.clock().getTime() / 1000) return hit;
+    this.cache.delete(token);
+    return undefined;
+  }
+
+  async verify(token: string): Promise<TokenClaims> {
+    const hit = this.cached(token);
+    if (hit) return hit;
     let claims: TokenClaims;
     try {
       claims = (await verifyJwt(this.deps.dbTokenKey, token)) as TokenClaims;
@@ -78,22 +83,51 @@ export async function openDataAccess(
     );
   }
   const claims = await deps.tokenVerifier.verify(token);
+  const refusal = checkScope(database, claims);
+  if (refusal === "foreign") {
+    await refuseForeign(deps, claims.id !== undefined ? { id: claims.id } : { groupId: claims.gid ?? "" });
+  }
+  return grant(deps, database, claims);
+}
+
+/**
+ * The same decision without waiting, when the database record and the token are both cached
+ * (the common case for a busy database); undefined means "take the slow path".
+ */
+export function openDataAccessCached(
+  deps: Deps,
+  locator: DatabaseLocator,
+  token: string | undefined,
+): DataAccess | undefined {
+  const database = deps.directory.peek(locator);
+  const claims = token ? deps.tokenVerifier.cached(token) : undefined;
+  if (!database || !claims || checkScope(database, claims) === "foreign") return undefined;
+  return grant(deps, database, claims);
+}
+
+/** Throws for a revoked or unscoped token; "foreign" when the token belongs elsewhere. */
+function checkScope(database: DatabaseForDataPlane, claims: TokenClaims): "own" | "foreign" {
   if (claims.id !== undefined) {
-    if (claims.id !== database.id) await refuseForeign(deps, { id: claims.id });
+    if (claims.id !== database.id) return "foreign";
     if (claims.gen !== database.token_generation || claims.ggen !== database.group_token_generation) {
       throw new UnauthenticatedError("the token was revoked by a credential rotation", "AUTH_JWT_REVOKED");
     }
-  } else if (claims.gid !== undefined) {
-    if (claims.gid !== database.group_id) await refuseForeign(deps, { groupId: claims.gid });
+    return "own";
+  }
+  if (claims.gid !== undefined) {
+    if (claims.gid !== database.group_id) return "foreign";
     if (claims.ggen !== database.group_token_generation) {
       throw new UnauthenticatedError("the token was revoked by a credential rotation", "AUTH_JWT_REVOKED");
     }
-  } else {
-    throw new UnauthenticatedError("the token is not scoped to a database or group", "AUTH_JWT_INVALID");
+    return "own";
   }
+  throw new UnauthenticatedError("the token is not scoped to a database or group", "AUTH_JWT_INVALID");
+}
+
+function grant(deps: Deps, database: DatabaseForDataPlane, claims: TokenClaims): DataAccess {
   return {
     database,
-    path: deps.files.path(database.primary_location, database.id),
+    path: deps.directory.pathOf(database, deps.files),
     canWrite: claims.a !== "ro",
     attachIds: new Set(claims.p?.roa?.ns ?? []),
   };

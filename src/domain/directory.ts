@@ -1,3 +1,4 @@
+import type { InstanceFiles } from "../engine/instance-files.js";
 import type { DatabaseForDataPlane } from "../store/databases.js";
 import type { Store } from "../store/store.js";
 
@@ -16,12 +17,19 @@ interface Entry {
  */
 export class DatabaseDirectory {
   private readonly entries = new Map<string, Entry>();
+  private readonly paths = new Map<string, string>();
 
   constructor(
     private readonly store: Store,
     private readonly ttlMs = 1000,
     private readonly maxEntries = 50_000,
   ) {}
+
+  /** The cached record, if fresh; no store access (the data plane's synchronous fast path). */
+  peek(locator: DatabaseLocator, now = Date.now()): DatabaseForDataPlane | undefined {
+    const hit = this.entries.get(keyOf(locator));
+    return hit && now - hit.at < this.ttlMs ? hit.record : undefined;
+  }
 
   async find(locator: DatabaseLocator, now = Date.now()): Promise<DatabaseForDataPlane | undefined> {
     const key = keyOf(locator);
@@ -35,6 +43,18 @@ export class DatabaseDirectory {
     if (this.entries.size >= this.maxEntries) this.entries.clear();
     this.entries.set(key, { record, at: now });
     return record;
+  }
+
+  /** File of a database's primary instance, remembered (building it is a path join per request). */
+  pathOf(d: DatabaseForDataPlane, files: InstanceFiles): string {
+    const key = `${d.primary_location}/${d.id}`;
+    let p = this.paths.get(key);
+    if (p === undefined) {
+      if (this.paths.size >= this.maxEntries) this.paths.clear();
+      p = files.path(d.primary_location, d.id);
+      this.paths.set(key, p);
+    }
+    return p;
   }
 
   /** Forgets everything; called after any local change to databases, groups or tokens. */

@@ -15,7 +15,9 @@ const MAX_PENDING_QUERIES = 10_000;
  */
 export class UsageMeter {
   private usage = new Map<string, UsageDelta>();
-  private queries = new Map<string, QueryStatsDelta>();
+  /** Per database, then per query text: no key strings built from the SQL on every statement. */
+  private queries = new Map<string, Map<string, QueryStatsDelta>>();
+  private pendingQueries = 0;
   private timer: NodeJS.Timeout | undefined;
   private flushing: Promise<void> = Promise.resolve();
 
@@ -43,13 +45,18 @@ export class UsageMeter {
     u.rowsWritten += rowsWritten;
     u.queries += 1;
 
-    const query = sql.length > MAX_QUERY_TEXT ? `${sql.slice(0, MAX_QUERY_TEXT)}…` : sql;
-    const qkey = `${db.id}\u0000${query}`;
-    let q = this.queries.get(qkey);
+    let perDb = this.queries.get(db.id);
+    if (!perDb) {
+      perDb = new Map();
+      this.queries.set(db.id, perDb);
+    }
+    let q = perDb.get(sql);
     if (!q) {
-      if (this.queries.size >= MAX_PENDING_QUERIES) return;
+      if (this.pendingQueries >= MAX_PENDING_QUERIES) return;
+      const query = sql.length > MAX_QUERY_TEXT ? `${sql.slice(0, MAX_QUERY_TEXT)}…` : sql;
       q = { dbId: db.id, query, count: 0, rowsRead: 0, rowsWritten: 0, totalMs: 0 };
-      this.queries.set(qkey, q);
+      perDb.set(sql, q);
+      this.pendingQueries++;
     }
     q.count += 1;
     q.rowsRead += rowsRead;
@@ -62,13 +69,14 @@ export class UsageMeter {
     this.flushing = this.flushing.then(async () => {
       if (this.usage.size === 0 && this.queries.size === 0) return;
       const usage = this.usage;
-      const queries = this.queries;
+      const queries = [...this.queries.values()].flatMap((m) => [...m.values()]);
       this.usage = new Map();
       this.queries = new Map();
+      this.pendingQueries = 0;
       try {
         await this.store.write(async (r) => {
           await r.usage.add([...usage.values()]);
-          await r.usage.addQueryStats([...queries.values()]);
+          await r.usage.addQueryStats(queries);
         });
       } catch (e) {
         this.log.error({ err: e }, "could not record usage; will retry");
@@ -88,7 +96,7 @@ export class UsageMeter {
     await this.flush();
   }
 
-  private mergeBack(usage: Map<string, UsageDelta>, queries: Map<string, QueryStatsDelta>): void {
+  private mergeBack(usage: Map<string, UsageDelta>, queries: QueryStatsDelta[]): void {
     for (const [k, u] of usage) {
       const cur = this.usage.get(k);
       if (!cur) this.usage.set(k, u);
@@ -98,10 +106,17 @@ export class UsageMeter {
         cur.queries += u.queries;
       }
     }
-    for (const [k, q] of queries) {
-      const cur = this.queries.get(k);
-      if (!cur) this.queries.set(k, q);
-      else {
+    for (const q of queries) {
+      let perDb = this.queries.get(q.dbId);
+      if (!perDb) {
+        perDb = new Map();
+        this.queries.set(q.dbId, perDb);
+      }
+      const cur = perDb.get(q.query);
+      if (!cur) {
+        perDb.set(q.query, q);
+        this.pendingQueries++;
+      } else {
         cur.count += q.count;
         cur.rowsRead += q.rowsRead;
         cur.rowsWritten += q.rowsWritten;

@@ -47,23 +47,22 @@ const blocked = (what: string) =>
 const unsupported = (why: string) =>
   new HranaError("SQL_PARSE_ERROR", `SQL string could not be parsed: unsupported statement: ${why}`);
 
+/** What to run instead of the statement as prepared, when it must be rewritten. */
+export type Verdict = undefined | { sql: string } | { attach: string; alias: string };
+
 /**
- * Decides whether the caller may run a prepared statement. Returns the SQL to run instead when the
- * statement must be rewritten, and throws the error the client should see when it is refused.
- * Rewrites: an ATTACH of a database name runs against that database's file, read-only; and a
- * session that can't write opens `BEGIN IMMEDIATE`/`EXCLUSIVE` transactions as deferred ones
- * (so `transaction("write")` works for reading with a read-only token, as on sqld).
+ * Decides whether the caller may run a prepared statement, synchronously (it runs for every
+ * statement). Throws the error the client should see when it is refused; returns how to rewrite it
+ * otherwise: a session that can't write opens `BEGIN IMMEDIATE`/`EXCLUSIVE` transactions as
+ * deferred ones (so `transaction("write")` works for reading with a read-only token, as on
+ * sqld), and an ATTACH of a database name must be resolved to that database's file.
  */
-export async function authorizeStatement(
-  p: Prepared,
-  access: DataAccess,
-  resolveAttach: (name: string) => Promise<AttachTarget | undefined>,
-): Promise<string | undefined> {
+export function authorizeStatement(p: Prepared, access: DataAccess): Verdict {
   const db = access.database;
   const { kind, sql } = p.info;
   if (db.block_reads === 1 && !NEVER_BLOCKED.has(kind)) throw blocked("reads");
   const canWrite = access.canWrite && db.block_writes !== 1;
-  if (kind === "begin") return !canWrite && !p.readonly ? "BEGIN DEFERRED" : undefined;
+  if (kind === "begin") return !canWrite && !p.readonly ? { sql: "BEGIN DEFERRED" } : undefined;
   if (!p.readonly && kind !== "commit" && kind !== "rollback" && kind !== "savepoint") {
     if (db.block_writes === 1) throw blocked("writes");
     if (!access.canWrite) {
@@ -76,6 +75,10 @@ export async function authorizeStatement(
   if (kind === "write" && /^vacuum\b[\s\S]*\binto\b/i.test(sql)) {
     throw unsupported("VACUUM INTO would write a file outside the database");
   }
+  if (kind !== "read" && kind !== "write") {
+    if (kind === "attach") return parseAttach(sql);
+    return undefined;
+  }
   if (/^pragma\b/i.test(sql)) {
     // Judged by form, not by SQLite's read-only flag: setting query_only counts as "read-only"
     // for SQLite, yet it would switch off the protection read-only tokens rely on.
@@ -85,19 +88,27 @@ export async function authorizeStatement(
       throw unsupported(`PRAGMA ${name} is managed by the server`);
     }
   }
-  if (kind === "attach") return attachStatement(sql, access, resolveAttach);
   return undefined;
 }
 
-async function attachStatement(
-  sql: string,
-  access: DataAccess,
-  resolveAttach: (name: string) => Promise<AttachTarget | undefined>,
-): Promise<string> {
+function parseAttach(sql: string): Verdict {
   const m = ATTACH.exec(sql);
   const name = m && (m[1]?.replace(/''/g, "'") ?? m[2]?.replace(/""/g, '"') ?? m[3] ?? m[4] ?? m[5]);
   if (!m || !name)
     throw unsupported("ATTACH must name a database of the organization: ATTACH 'name' AS alias");
+  return { attach: name, alias: m[6]! };
+}
+
+/**
+ * The SQL that attaches `name` for this caller: the database's own file, read-only through a URI,
+ * whatever the token (ATTACH only ever grants reading another database).
+ */
+export async function attachStatement(
+  name: string,
+  alias: string,
+  access: DataAccess,
+  resolveAttach: (name: string) => Promise<AttachTarget | undefined>,
+): Promise<string> {
   const target = await resolveAttach(name);
   if (!target) throw new HranaError("SQLITE_UNKNOWN", `SQLite error: no such database: ${name}`);
   if (!target.allowAttach)
@@ -108,7 +119,6 @@ async function attachStatement(
       `Authorization forbidden: the token does not grant ATTACH of database ${name}`,
     );
   }
-  // Attached read-only through a URI, whatever the token: ATTACH grants reading another database.
   const uri = `file:${encodeURI(target.path).replace(/[?#]/g, encodeURIComponent)}?mode=ro`;
-  return `ATTACH '${uri.replace(/'/g, "''")}' AS ${m[6]}`;
+  return `ATTACH '${uri.replace(/'/g, "''")}' AS ${alias}`;
 }

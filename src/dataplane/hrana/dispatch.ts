@@ -8,8 +8,10 @@ import type { HranaStream } from "./stream.js";
  */
 export async function dispatch(stream: HranaStream, req: StreamRequest): Promise<Record<string, unknown>> {
   switch (req.type) {
-    case "execute":
-      return { type: "execute", result: stmtResultJson(await stream.execute(req.stmt)) };
+    case "execute": {
+      const r = stream.execute(req.stmt);
+      return { type: "execute", result: stmtResultJson(r instanceof Promise ? await r : r) };
+    }
     case "batch":
       return { type: "batch", result: batchResultJson(await stream.batch(req.batch)) };
     case "sequence":

@@ -23,6 +23,7 @@ export class HttpStreams {
   private readonly entries = new Map<number, Entry>();
   private readonly expired = new Map<number, number>();
   private nextId = 1;
+  private draining = false;
 
   constructor(private readonly idleMs: number) {}
 
@@ -68,6 +69,7 @@ export class HttpStreams {
   release(id: number): string | null {
     const entry = this.entries.get(id);
     if (!entry) return null;
+    if (this.draining) entry.stream.close();
     if (entry.stream.isClosed) {
       this.entries.delete(id);
       return null;
@@ -80,9 +82,14 @@ export class HttpStreams {
     return `${payload}.${this.sign(payload)}`;
   }
 
-  /** Closes every stream (shutdown). */
+  /**
+   * Shutdown: closes every idle stream now (rolling back its transaction) and each busy one as
+   * soon as its request finishes, so a request in flight completes instead of losing its connection.
+   */
   closeAll(): void {
+    this.draining = true;
     for (const [id, e] of this.entries) {
+      if (e.busy) continue;
       if (e.idle) clearTimeout(e.idle);
       e.stream.close();
       this.entries.delete(id);

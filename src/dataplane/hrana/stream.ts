@@ -4,7 +4,7 @@ import type { UsageMeter } from "../../domain/usage-meter.js";
 import type { EngineConnection, ExecResult, Prepared, SqlArgs, SqlValue } from "../../engine/connection.js";
 import type { ConnectionPool } from "../../engine/pool.js";
 import { splitStatements } from "../../engine/sql-lexer.js";
-import { type AttachTarget, authorizeStatement } from "./authorize.js";
+import { type AttachTarget, attachStatement, authorizeStatement, type Verdict } from "./authorize.js";
 import { HranaError, ProtocolError, toHranaError } from "./errors.js";
 import type { Batch, Condition, Stmt } from "./requests.js";
 import type { SqlStore } from "./sql-store.js";
@@ -65,7 +65,8 @@ export class HranaStream {
     return !this.conn?.inTransaction;
   }
 
-  async execute(stmt: Stmt): Promise<ExecResult> {
+  /** Runs one statement; synchronously unless it must wait for the write lock or resolve an ATTACH. */
+  execute(stmt: Stmt): ExecResult | Promise<ExecResult> {
     this.reportTimeout();
     return this.run(this.sqlOf(stmt), argsOf(stmt), stmt.wantRows);
   }
@@ -89,7 +90,8 @@ export class HranaStream {
         continue;
       }
       try {
-        results.push(await this.execute(step.stmt));
+        const r = this.execute(step.stmt);
+        results.push(r instanceof Promise ? await r : r);
         errors.push(null);
       } catch (e) {
         results.push(null);
@@ -103,7 +105,10 @@ export class HranaStream {
   async sequence(ref: { sql?: string; sqlId?: number }): Promise<void> {
     this.reportTimeout();
     const text = this.sqlOf(ref);
-    for (const s of splitStatements(text)) await this.run(s.sql, [], false);
+    for (const s of splitStatements(text)) {
+      const r = this.run(s.sql, [], false);
+      if (r instanceof Promise) await r;
+    }
   }
 
   describe(ref: { sql?: string; sqlId?: number }): DescribeResult {
@@ -128,19 +133,42 @@ export class HranaStream {
     this.releaseLock();
   }
 
-  private async run(sql: string, args: SqlArgs, wantRows: boolean): Promise<ExecResult> {
+  private run(sql: string, args: SqlArgs, wantRows: boolean): ExecResult | Promise<ExecResult> {
     if (this.closed) throw new ProtocolError("Stream for this baton was closed");
     const conn = this.connection();
     let p = this.prepare(sql);
+    let verdict: Verdict;
     try {
-      const rewritten = await authorizeStatement(p, this.access, (name) =>
-        this.services.resolveAttach(this.access, name),
-      );
-      if (rewritten !== undefined) p = conn.prepare(rewritten);
+      verdict = authorizeStatement(p, this.access);
     } catch (e) {
       throw toHranaError(e, "prepare");
     }
-    if (!p.readonly && !this.holdsLock) await this.takeLock();
+    if (verdict !== undefined) {
+      if ("attach" in verdict) return this.attachThenRun(verdict, args, wantRows);
+      p = this.prepare(verdict.sql);
+    }
+    if (!p.readonly && !this.holdsLock) return this.takeLock().then(() => this.exec(conn, p, args, wantRows));
+    return this.exec(conn, p, args, wantRows);
+  }
+
+  private async attachThenRun(
+    verdict: { attach: string; alias: string },
+    args: SqlArgs,
+    wantRows: boolean,
+  ): Promise<ExecResult> {
+    const access = this.access;
+    let sql: string;
+    try {
+      sql = await attachStatement(verdict.attach, verdict.alias, access, (name) =>
+        this.services.resolveAttach(access, name),
+      );
+    } catch (e) {
+      throw toHranaError(e, "prepare");
+    }
+    return this.exec(this.connection(), this.prepare(sql), args, wantRows);
+  }
+
+  private exec(conn: EngineConnection, p: Prepared, args: SqlArgs, wantRows: boolean): ExecResult {
     try {
       const result = conn.execute(p, args, wantRows);
       const db = this.access.database;

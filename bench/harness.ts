@@ -1,0 +1,52 @@
+import { execFile } from "node:child_process";
+import path from "node:path";
+import { promisify } from "node:util";
+
+const run = promisify(execFile);
+const ROOT = path.resolve(import.meta.dirname, "..");
+
+export interface LoadResult {
+  requests: number;
+  errors: number;
+  seconds: number;
+  p50Ms: number;
+  p99Ms: number;
+}
+
+export interface LoadJob {
+  url: string;
+  headers?: Record<string, string>;
+  bodies: string[];
+  concurrency: number;
+  warmupMs: number;
+  durationMs: number;
+}
+
+/** Drives `job` from a separate process and returns what it measured. */
+export async function load(job: LoadJob): Promise<LoadResult & { perSecond: number }> {
+  const { stdout } = await run(
+    process.execPath,
+    ["--import", "tsx", path.join(ROOT, "bench/load.ts"), JSON.stringify({ headers: {}, ...job })],
+    {
+      cwd: ROOT,
+      maxBuffer: 16 * 1024 * 1024,
+    },
+  );
+  const r = JSON.parse(stdout) as LoadResult;
+  return { ...r, perSecond: r.requests / r.seconds };
+}
+
+export const fmt = (n: number, digits = 0) =>
+  n.toLocaleString("en-US", { maximumFractionDigits: digits, minimumFractionDigits: digits });
+
+/** Prints rows as an aligned text table. */
+export function table(headers: string[], rows: string[][]): string {
+  const widths = headers.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? "").length)));
+  const line = (cells: string[]) =>
+    cells.map((c, i) => (i === 0 ? c.padEnd(widths[i]!) : c.padStart(widths[i]!))).join("  ");
+  return [line(headers), widths.map((w) => "-".repeat(w)).join("  "), ...rows.map(line)].join("\n");
+}
+
+export interface BenchOptions {
+  quick: boolean;
+}

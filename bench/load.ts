@@ -1,0 +1,81 @@
+/**
+ * Load generator, run as a child process so it doesn't share the server's event loop.
+ * Input (argv[2], JSON): { url, headers, bodies: string[], concurrency, warmupMs, durationMs }.
+ * Sends POSTs with keep-alive, cycling through `bodies`; prints { requests, errors, seconds,
+ * p50Ms, p99Ms } as JSON on stdout.
+ */
+import http from "node:http";
+
+interface Job {
+  url: string;
+  headers: Record<string, string>;
+  bodies: string[];
+  concurrency: number;
+  warmupMs: number;
+  durationMs: number;
+}
+
+const job = JSON.parse(process.argv[2] ?? "{}") as Job;
+const target = new URL(job.url);
+const agent = new http.Agent({ keepAlive: true, maxSockets: job.concurrency });
+let measuring = false;
+let stop = false;
+let requests = 0;
+let errors = 0;
+const latencies: number[] = [];
+let next = 0;
+
+function once(): Promise<void> {
+  const body = job.bodies[next++ % job.bodies.length]!;
+  const started = performance.now();
+  return new Promise((resolve) => {
+    const req = http.request(
+      {
+        agent,
+        host: target.hostname,
+        port: target.port,
+        path: target.pathname,
+        method: "POST",
+        headers: {
+          ...job.headers,
+          "content-type": "application/json",
+          "content-length": Buffer.byteLength(body),
+        },
+      },
+      (res) => {
+        res.resume();
+        res.on("end", () => {
+          if (measuring) {
+            if (res.statusCode === 200) requests++;
+            else errors++;
+            latencies.push(performance.now() - started);
+          }
+          resolve();
+        });
+      },
+    );
+    req.on("error", () => {
+      if (measuring) errors++;
+      resolve();
+    });
+    req.end(body);
+  });
+}
+
+async function worker(): Promise<void> {
+  while (!stop) await once();
+}
+
+const workers = Array.from({ length: job.concurrency }, () => worker());
+await new Promise((r) => setTimeout(r, job.warmupMs));
+measuring = true;
+const started = performance.now();
+await new Promise((r) => setTimeout(r, job.durationMs));
+measuring = false;
+const seconds = (performance.now() - started) / 1000;
+stop = true;
+await Promise.all(workers);
+agent.destroy();
+latencies.sort((a, b) => a - b);
+const pct = (p: number) => latencies[Math.min(latencies.length - 1, Math.floor(latencies.length * p))] ?? 0;
+process.stdout.write(JSON.stringify({ requests, errors, seconds, p50Ms: pct(0.5), p99Ms: pct(0.99) }));
