@@ -16,6 +16,7 @@ import { LocationCatalogue } from "./domain/locations.js";
 import { reconcileInstanceFiles } from "./domain/reconcile.js";
 import { UsageMeter } from "./domain/usage-meter.js";
 import { bootstrapAdmin, hasAdmin } from "./domain/users.js";
+import { FrameLogs } from "./engine/frame-logs.js";
 import { InstanceFiles } from "./engine/instance-files.js";
 import { ConnectionPool } from "./engine/pool.js";
 import { createLogger, type Logger } from "./lib/logger.js";
@@ -48,6 +49,7 @@ export async function startShoal(config: Config, opts: StartOptions = {}): Promi
   await mkdir(config.dataDir, { recursive: true, mode: 0o700 });
   const store = await openSqliteStore(config.dataDir);
   const keys = path.join(config.dataDir, "keys");
+  const frameLogs = new FrameLogs();
   const deps: Deps = {
     store,
     files: new InstanceFiles(path.join(config.dataDir, "locations")),
@@ -59,7 +61,11 @@ export async function startShoal(config: Config, opts: StartOptions = {}): Promi
     pool: new ConnectionPool({
       maxOpen: config.maxConnections,
       synchronous: config.durability === "strong" ? "FULL" : "NORMAL",
+      beforeLastClose: (conn) => {
+        if (frameLogs.get(conn.path).pending > 0) frameLogs.rollover(conn);
+      },
     }),
+    frameLogs,
     directory: new DatabaseDirectory(store),
     tokenVerifier: undefined as unknown as DbTokenVerifier,
     meter: new UsageMeter(store, systemClock, log),

@@ -24,6 +24,7 @@ export interface DataPlane {
 export function createDataPlane(deps: Deps, settings: DataPlaneSettings): DataPlane {
   const services: StreamServices = {
     pool: deps.pool,
+    frameLogs: deps.frameLogs,
     meter: deps.meter,
     limits: { txnTimeoutMs: settings.txnTimeoutMs, lockWaitMs: settings.lockWaitMs },
     async resolveAttach(access, name) {

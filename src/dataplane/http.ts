@@ -1,7 +1,7 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { Deps } from "../domain/context.js";
 import { type DataAccess, openDataAccess, openDataAccessCached } from "../domain/data-access.js";
-import { AppError, type ErrorKind } from "../errors.js";
+import { AppError, type ErrorKind, UnauthenticatedError } from "../errors.js";
 import { batchCursorEntries } from "./hrana/cursor.js";
 import { dispatch } from "./hrana/dispatch.js";
 import { HranaError, ProtocolError } from "./hrana/errors.js";
@@ -10,6 +10,7 @@ import { parseBatch, parseStreamRequest, type StreamRequest } from "./hrana/requ
 import { HTTP_SQL_LIMITS, SqlStore } from "./hrana/sql-store.js";
 import { HranaStream, type StreamServices } from "./hrana/stream.js";
 import type { DataRoute } from "./routing.js";
+import { type SyncServices, syncExport, syncFrames, syncInfo } from "./sync.js";
 
 const STATUS: Record<ErrorKind, number> = {
   invalid: 400,
@@ -113,7 +114,7 @@ export class HranaHttp {
   constructor(
     private readonly deps: Deps,
     private readonly streams: HttpStreams,
-    private readonly services: StreamServices,
+    private readonly services: StreamServices & SyncServices,
   ) {}
 
   async handle(req: IncomingMessage, res: ServerResponse, route: DataRoute): Promise<void> {
@@ -135,7 +136,8 @@ export class HranaHttp {
 
   private async route(req: IncomingMessage, res: ServerResponse, route: DataRoute): Promise<void> {
     const method = req.method ?? "GET";
-    const path = route.path;
+    // libSQL's sync client appends `/info` to its syncUrl, so a URL ending in `/` gives `//info`.
+    const path = route.path.includes("//") ? route.path.replace(/\/{2,}/g, "/") : route.path;
     if (method === "OPTIONS") {
       res.writeHead(204, CORS);
       res.end();
@@ -146,6 +148,17 @@ export class HranaHttp {
     if (method === "POST" && path === "/v3/cursor") return this.cursor(req, res, route);
     if (method === "GET" && (path === "/v2" || path === "/v3")) {
       return send(res, 200, `Hello, this is Shoal: Hrana over HTTP ${path.slice(1)}\n`, "text/plain");
+    }
+    if (method === "GET") {
+      // Sync protocol v2, for embedded replicas (the `libsql` package opened with a syncUrl).
+      if (path === "/info") return syncInfo(res, await this.syncAccess(req, route), this.services);
+      const exp = /^\/export\/(\d+)$/.exec(path);
+      if (exp) return syncExport(res, await this.syncAccess(req, route), Number(exp[1]), this.services);
+      const frames = /^\/sync\/(\d+)\/(\d+)\/(\d+)$/.exec(path);
+      if (frames) {
+        const a = await this.syncAccess(req, route);
+        return syncFrames(res, a, Number(frames[1]), Number(frames[2]), Number(frames[3]), this.services);
+      }
     }
     if (method === "GET" && path === "/health") return send(res, 200, "", "text/plain");
     if (method === "GET" && path === "/version")
@@ -169,6 +182,20 @@ export class HranaHttp {
     return (
       openDataAccessCached(this.deps, route.locator, token) ?? openDataAccess(this.deps, route.locator, token)
     );
+  }
+
+  /**
+   * Access for the sync endpoints. The libSQL client reads any answer to its `/info` probe other
+   * than 2xx or 401 as "this server speaks the legacy protocol" and fails later and obscurely, so
+   * a token that doesn't open this database is a 401 here (its code still says why).
+   */
+  private async syncAccess(req: IncomingMessage, route: DataRoute): Promise<DataAccess> {
+    try {
+      return await this.access(req, route);
+    } catch (e) {
+      if (e instanceof AppError && e.kind === "forbidden") throw new UnauthenticatedError(e.message, e.code);
+      throw e;
+    }
   }
 
   /** Continues the stream a baton names, or opens a new one. */

@@ -1,3 +1,4 @@
+import type { FrameLogs } from "../engine/frame-logs.js";
 import type { InstanceFiles } from "../engine/instance-files.js";
 import type { ConnectionPool } from "../engine/pool.js";
 import type { Logger } from "../lib/logger.js";
@@ -36,6 +37,8 @@ export interface Deps {
   dbTokenKey: SigningKey;
   /** Open connections to hosted databases. */
   pool: ConnectionPool;
+  /** Replication logs of the primaries on this node. */
+  frameLogs: FrameLogs;
   directory: DatabaseDirectory;
   tokenVerifier: DbTokenVerifier;
   meter: UsageMeter;

@@ -33,7 +33,9 @@ export function removeInstanceFiles(deps: Deps, instances: readonly InstanceRef[
   deps.directory.invalidate();
   for (const i of instances) {
     try {
-      deps.pool.retire(deps.files.path(i.location, i.dbId));
+      const file = deps.files.path(i.location, i.dbId);
+      deps.pool.retire(file);
+      deps.frameLogs.forget(file);
       deps.files.remove(i.location, i.dbId);
     } catch (e) {
       deps.log.error({ err: e, dbId: i.dbId, location: i.location }, "could not remove instance files");

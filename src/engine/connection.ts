@@ -167,6 +167,15 @@ export class EngineConnection {
     };
   }
 
+  /**
+   * Moves every WAL frame into the database file and empties the WAL (TRUNCATE). False when a
+   * reader on an older snapshot kept it from completing.
+   */
+  checkpoint(): boolean {
+    const [busy, log, done] = this.db.prepare("PRAGMA wal_checkpoint(TRUNCATE)").raw(true).get() as number[];
+    return busy === 0 && (log === done || log === -1 || log === 0);
+  }
+
   /** Runs SQL that returns nothing, for the engine's own use (ROLLBACK on expiry, PRAGMAs). */
   exec(sql: string): void {
     this.db.exec(sql);

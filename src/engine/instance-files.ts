@@ -2,8 +2,11 @@ import { mkdirSync, readdirSync, rmSync, statSync } from "node:fs";
 import path from "node:path";
 import Database from "libsql";
 
-/** File suffixes SQLite (and later the replication layer) keeps beside a database file. */
-const COMPANIONS = ["", "-wal", "-shm", "-journal"];
+/**
+ * Files kept beside a database file: SQLite's, the frame log's folder, and the metadata libSQL's
+ * embedded-replica client keeps for a replica.
+ */
+const COMPANIONS = ["", "-wal", "-shm", "-journal", "-info", "-client_wal_index", ".log"];
 const ID = /^[0-9a-f-]{36}$/;
 
 /**
@@ -89,7 +92,7 @@ export class InstanceFiles {
   /** Removes an instance's file and its companions; missing files are fine (removal is idempotent). */
   remove(location: string, dbId: string): void {
     const file = this.path(location, dbId);
-    for (const suffix of COMPANIONS) rmSync(file + suffix, { force: true });
+    for (const suffix of COMPANIONS) rmSync(file + suffix, { force: true, recursive: true });
   }
 
   /** Locations that have a folder on this node. */

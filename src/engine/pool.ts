@@ -4,6 +4,11 @@ import { flushClosing } from "./handle-release.js";
 import { WriteLock } from "./write-lock.js";
 
 export interface PoolOptions {
+  /**
+   * Called with a database's last open connection just before it closes (SQLite would checkpoint
+   * on that close; the frame log makes the checkpoint itself, as a generation boundary).
+   */
+  beforeLastClose?: (conn: EngineConnection) => void;
   /** Open connections kept across all databases; idle ones beyond this close, least recently used first. */
   maxOpen: number;
   /** `PRAGMA synchronous` for hosted databases: NORMAL survives a process crash, FULL also power loss. */
@@ -124,6 +129,8 @@ export class ConnectionPool {
       // Writers wait on WriteLock, asynchronously; a SQLite busy-wait would block the event loop.
       // The short timeout only covers writers outside this pool (maintenance, replication).
       db.exec("PRAGMA busy_timeout = 50");
+      // Only the frame log checkpoints: each checkpoint ends a replication generation.
+      db.exec("PRAGMA wal_autocheckpoint = 0");
       return new EngineConnection(path, db);
     } catch (e) {
       db.close();
@@ -146,6 +153,15 @@ export class ConnectionPool {
 
   private closeConnection(conn: EngineConnection): void {
     if (conn.isClosed) return;
+    const entry = this.entries.get(conn.path);
+    const last = !entry || (entry.idle.length === 0 && entry.inUse === 0);
+    if (last && this.opts.beforeLastClose) {
+      try {
+        this.opts.beforeLastClose(conn);
+      } catch {
+        // The generation simply goes on in the WAL; the next open picks it up.
+      }
+    }
     conn.close();
     this.open--;
   }

@@ -2,6 +2,7 @@ import type { DataAccess } from "../../domain/data-access.js";
 import { parseSizeLimit } from "../../domain/names.js";
 import type { UsageMeter } from "../../domain/usage-meter.js";
 import type { EngineConnection, ExecResult, Prepared, SqlArgs, SqlValue } from "../../engine/connection.js";
+import type { FrameLogs } from "../../engine/frame-logs.js";
 import type { ConnectionPool } from "../../engine/pool.js";
 import { splitStatements } from "../../engine/sql-lexer.js";
 import { type AttachTarget, attachStatement, authorizeStatement, type Verdict } from "./authorize.js";
@@ -18,6 +19,8 @@ export interface StreamLimits {
 
 export interface StreamServices {
   pool: ConnectionPool;
+  /** Told about every write transaction that ends, for replication. */
+  frameLogs: FrameLogs;
   meter: UsageMeter;
   limits: StreamLimits;
   /** Resolves an `ATTACH` target: a database of the same organization, by name. */
@@ -230,6 +233,8 @@ export class HranaStream {
   private afterStatement(conn: EngineConnection): void {
     if (conn.inTransaction) return;
     this.endTransactionTimer();
+    // Still holding the write lock: no other writer can commit before the frames are recorded.
+    if (this.holdsLock) this.services.frameLogs.afterWrite(conn);
     this.releaseLock();
   }
 

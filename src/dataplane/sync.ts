@@ -1,0 +1,93 @@
+import { createReadStream } from "node:fs";
+import type { ServerResponse } from "node:http";
+import type { DataAccess } from "../domain/data-access.js";
+import type { FrameLogs } from "../engine/frame-logs.js";
+import type { ConnectionPool } from "../engine/pool.js";
+import { FRAME_BYTES } from "../engine/wal.js";
+import { ProtocolError } from "./hrana/errors.js";
+
+/** Frames served per request at most (the libSQL client asks for 128 at a time). */
+const MAX_FRAMES = 1024;
+
+export interface SyncServices {
+  pool: ConnectionPool;
+  frameLogs: FrameLogs;
+}
+
+function json(res: ServerResponse, status: number, body: unknown): void {
+  const bytes = Buffer.from(JSON.stringify(body));
+  res.writeHead(status, { "content-type": "application/json", "content-length": bytes.length });
+  res.end(bytes);
+}
+
+/** `GET .../info`: the generation a new replica starts from. */
+export function syncInfo(res: ServerResponse, access: DataAccess, s: SyncServices): void {
+  json(res, 200, { current_generation: s.frameLogs.get(access.path).generation });
+}
+
+/**
+ * `GET .../export/{g}`: the database file as it was when generation `g` began, which is the file
+ * itself as long as `g` is current (only generation changes checkpoint). A connection is held open
+ * meanwhile, so SQLite can't checkpoint on close while the file is read.
+ */
+export async function syncExport(
+  res: ServerResponse,
+  access: DataAccess,
+  generation: number,
+  s: SyncServices,
+): Promise<void> {
+  const conn = s.pool.checkout(access.path);
+  try {
+    await s.frameLogs.whileExporting(access.path, async () => {
+      const current = s.frameLogs.get(access.path).generation;
+      if (generation !== current) {
+        // An older generation's starting image is not kept: start from the current one.
+        json(res, 400, { generation: current });
+        return;
+      }
+      await new Promise<void>((resolve, reject) => {
+        res.writeHead(200, { "content-type": "application/octet-stream" });
+        const file = createReadStream(access.path);
+        file.on("error", reject);
+        res.on("close", () => resolve());
+        file.pipe(res);
+      });
+    });
+  } finally {
+    s.pool.checkin(conn);
+  }
+}
+
+/**
+ * `GET .../sync/{g}/{start}/{end}`: committed WAL frames `start`..`end - 1` of generation `g`.
+ * Past the last one, a 400 with the latest generation: the same generation means "caught up", a
+ * later one "finish this one and move on".
+ */
+export function syncFrames(
+  res: ServerResponse,
+  access: DataAccess,
+  g: number,
+  start: number,
+  end: number,
+  s: SyncServices,
+): void {
+  if (!(start >= 1 && end > start)) throw new ProtocolError("invalid frame range");
+  const read = s.frameLogs.get(access.path).read(g, start, Math.min(end, start + MAX_FRAMES));
+  if (read.kind === "frames") {
+    res.writeHead(200, { "content-type": "application/octet-stream", "content-length": read.data.length });
+    res.end(read.data);
+    return;
+  }
+  if (read.kind === "past-end") {
+    json(res, 400, { generation: read.latest });
+    return;
+  }
+  json(res, 410, {
+    error: `generation ${g} is no longer available; delete the local replica and sync it again`,
+    message: `generation ${g} is no longer available; delete the local replica and sync it again`,
+    code: "GENERATION_GONE",
+    generation: read.latest,
+  });
+}
+
+export { FRAME_BYTES };

@@ -1,0 +1,232 @@
+import {
+  appendFileSync,
+  closeSync,
+  existsSync,
+  mkdirSync,
+  openSync,
+  readFileSync,
+  readSync,
+  renameSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from "node:fs";
+import path from "node:path";
+import { FRAME_BYTES, readWalFrames, scanWal } from "./wal.js";
+
+/** One finished generation whose frames are kept for replicas still reading it. */
+interface Archived {
+  generation: number;
+  frames: number;
+  endedAt: number;
+}
+
+interface Meta {
+  /** Current generation, from 1: it started at the last checkpoint. */
+  generation: number;
+  /** Salts of the WAL cycle holding the current generation's frames, once it has any. */
+  salts?: { salt1: number; salt2: number };
+  /** Frames of every earlier generation together: the replication index counts across generations. */
+  baseIndex: number;
+  archived: Archived[];
+  /** Generations whose frames were lost (a checkpoint Shoal didn't make): replicas must start over. */
+  lost: number[];
+}
+
+export type FrameRead =
+  | { kind: "frames"; data: Buffer }
+  /** Nothing at or after `start` in that generation: the client is caught up, or must move on. */
+  | { kind: "past-end"; latest: number }
+  /** The generation's frames are no longer available. */
+  | { kind: "gone"; latest: number };
+
+/**
+ * The replication log of one primary database, for sync protocol v2.
+ *
+ * A generation is the run of WAL frames between two checkpoints. Only Shoal checkpoints (clients
+ * can't, SQLite's auto-checkpoint is off, and the pool checkpoints before closing a database's
+ * last connection), so the database file always holds exactly the state at the start of the
+ * current generation: that file is the generation's export. The current generation's frames are
+ * read from the live WAL; at each checkpoint the finished generation's frames are archived first,
+ * so a replica midway through it can finish it. Commit times are recorded for point-in-time reads.
+ */
+export class FrameLog {
+  private meta: Meta;
+  private committed = 0;
+  private readonly dir: string;
+  private readonly walPath: string;
+
+  constructor(readonly dbPath: string) {
+    this.dir = `${dbPath}.log`;
+    this.walPath = `${dbPath}-wal`;
+    this.meta = this.loadMeta();
+    this.refresh();
+  }
+
+  get generation(): number {
+    return this.meta.generation;
+  }
+
+  /** Position of the last committed frame: generation, frame within it, and the global index. */
+  position(): { generation: number; frame: number; index: number } {
+    return {
+      generation: this.meta.generation,
+      frame: this.committed,
+      index: this.meta.baseIndex + this.committed,
+    };
+  }
+
+  /** Frames committed in the current generation (read from the live WAL). */
+  get pending(): number {
+    return this.committed;
+  }
+
+  /**
+   * Called after every write transaction ends, while the writer still holds the database's write
+   * lock: counts the newly committed frames and records when they were committed.
+   */
+  afterCommit(now = Date.now()): number {
+    const before = this.committed;
+    this.refresh();
+    if (this.committed > before) appendFileSync(this.file("commits"), `${this.committed} ${now}\n`);
+    return this.committed - before;
+  }
+
+  /** Frames `start`..`end - 1` (1-based) of a generation, as many whole frames as exist. */
+  read(generation: number, start: number, end: number): FrameRead {
+    const latest = this.meta.generation;
+    if (generation === latest) {
+      this.refresh();
+      if (start > this.committed) return { kind: "past-end", latest };
+      return { kind: "frames", data: readWalFrames(this.walPath, start, Math.min(end, this.committed + 1)) };
+    }
+    const archived = this.meta.archived.find((a) => a.generation === generation);
+    if (!archived) return { kind: generation < latest ? "gone" : "past-end", latest };
+    if (start > archived.frames) return { kind: "past-end", latest };
+    const stop = Math.min(end, archived.frames + 1);
+    const data = Buffer.alloc((stop - start) * FRAME_BYTES);
+    const fd = openSync(this.file("frames", generation), "r");
+    try {
+      readSync(fd, data, 0, data.length, (start - 1) * FRAME_BYTES);
+    } finally {
+      closeSync(fd);
+    }
+    return { kind: "frames", data };
+  }
+
+  /**
+   * Ends the current generation: archives its frames, lets `checkpoint` move them into the database
+   * file and empty the WAL (it must report whether it did), and starts the next generation.
+   * Returns false, changing nothing, when the checkpoint couldn't complete.
+   */
+  rollover(checkpoint: () => boolean, now = Date.now()): boolean {
+    this.refresh();
+    const g = this.meta.generation;
+    const frames = this.committed;
+    if (frames === 0) return true;
+    const tmp = `${this.file("frames", g)}.tmp`;
+    writeFileSync(tmp, readWalFrames(this.walPath, 1, frames + 1));
+    if (!checkpoint()) {
+      rmSync(tmp, { force: true });
+      return false;
+    }
+    renameSync(tmp, this.file("frames", g));
+    if (existsSync(this.file("commits"))) renameSync(this.file("commits"), this.file("commits", g));
+    this.meta = {
+      generation: g + 1,
+      baseIndex: this.meta.baseIndex + frames,
+      archived: [...this.meta.archived, { generation: g, frames, endedAt: now }],
+      lost: this.meta.lost,
+    };
+    this.committed = 0;
+    this.saveMeta();
+    return true;
+  }
+
+  /** Drops archived generations that ended before `before`, keeping at least the newest `keep`. */
+  prune(before: number, keep = 1): number[] {
+    const sorted = [...this.meta.archived].sort((a, b) => a.generation - b.generation);
+    const dropped = sorted.slice(0, Math.max(0, sorted.length - keep)).filter((a) => a.endedAt < before);
+    if (dropped.length === 0) return [];
+    const gone = new Set(dropped.map((a) => a.generation));
+    for (const g of gone) {
+      rmSync(this.file("frames", g), { force: true });
+      rmSync(this.file("commits", g), { force: true });
+    }
+    this.meta = { ...this.meta, archived: this.meta.archived.filter((a) => !gone.has(a.generation)) };
+    this.saveMeta();
+    return [...gone];
+  }
+
+  /** Commit times of a generation (frame count after each commit), oldest first. */
+  commits(generation: number): Array<{ frames: number; at: number }> {
+    const file =
+      generation === this.meta.generation ? this.file("commits") : this.file("commits", generation);
+    if (!existsSync(file)) return [];
+    return readFileSync(file, "utf8")
+      .split("\n")
+      .filter(Boolean)
+      .map((line) => {
+        const [frames, at] = line.split(" ");
+        return { frames: Number(frames), at: Number(at) };
+      });
+  }
+
+  /** Reconciles with the live WAL; a checkpoint made behind Shoal's back starts a new generation. */
+  private refresh(): void {
+    const scan = scanWal(this.walPath, this.committed, this.meta.salts);
+    const salts = scan ? { salt1: scan.header.salt1, salt2: scan.header.salt2 } : undefined;
+    const known = this.meta.salts;
+    if (known && (!salts || salts.salt1 !== known.salt1 || salts.salt2 !== known.salt2)) {
+      // The WAL this generation lived in is gone: its frames past any archive are lost, and the
+      // database file now holds a state no earlier export had. Start over in a new generation.
+      const g = this.meta.generation;
+      this.meta = {
+        generation: g + 1,
+        baseIndex: this.meta.baseIndex + this.committed,
+        archived: this.meta.archived,
+        lost: [...this.meta.lost, g],
+      };
+      this.committed = 0;
+      rmSync(this.file("commits"), { force: true });
+      this.saveMeta();
+    }
+    if (!scan || scan.committed === 0) {
+      this.committed = 0;
+      return;
+    }
+    this.committed = scan.committed;
+    if (!this.meta.salts) {
+      this.meta = { ...this.meta, salts };
+      this.saveMeta();
+    }
+  }
+
+  private file(kind: "frames" | "commits", generation?: number): string {
+    return path.join(this.dir, generation === undefined ? `current.${kind}` : `${generation}.${kind}`);
+  }
+
+  private loadMeta(): Meta {
+    mkdirSync(this.dir, { recursive: true });
+    try {
+      return JSON.parse(readFileSync(path.join(this.dir, "meta.json"), "utf8")) as Meta;
+    } catch {
+      return { generation: 1, baseIndex: 0, archived: [], lost: [] };
+    }
+  }
+
+  private saveMeta(): void {
+    const file = path.join(this.dir, "meta.json");
+    writeFileSync(`${file}.tmp`, JSON.stringify(this.meta));
+    renameSync(`${file}.tmp`, file);
+  }
+}
+
+/** Bytes of an archived generation on disk, for monitoring. */
+export function archiveSize(log: FrameLog, generation: number): number {
+  try {
+    return statSync(path.join(`${log.dbPath}.log`, `${generation}.frames`)).size;
+  } catch {
+    return 0;
+  }
+}
