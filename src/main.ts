@@ -22,6 +22,7 @@ import { ConnectionPool } from "./engine/pool.js";
 import { createLogger, type Logger } from "./lib/logger.js";
 import { loadOrCreateSigningKey } from "./lib/signing-keys.js";
 import { systemClock } from "./lib/time.js";
+import { ReplicationManager } from "./replication/manager.js";
 import { openSqliteStore } from "./store/sqlite.js";
 
 /** Requests still running this long after shutdown starts are cut off. */
@@ -33,6 +34,8 @@ export interface Shoal {
   port: number;
   deps: Deps;
   dataPlane: DataPlane;
+  /** Settles when start-up reconciliation (sweeping orphans, rebuilding missing replicas) is done. */
+  reconciled: Promise<void>;
   /** Stops accepting connections, lets requests in flight finish, then closes the store. */
   close(): Promise<void>;
 }
@@ -69,13 +72,17 @@ export async function startShoal(config: Config, opts: StartOptions = {}): Promi
     directory: new DatabaseDirectory(store),
     tokenVerifier: undefined as unknown as DbTokenVerifier,
     meter: new UsageMeter(store, systemClock, log),
+    replicas: undefined as unknown as ReplicationManager,
     clock: systemClock,
     log,
   };
   deps.tokenVerifier = new DbTokenVerifier(deps);
+  let sourceUrl = "";
+  const replication = new ReplicationManager(deps, () => sourceUrl);
+  deps.replicas = replication;
+  frameLogs.onCommit((e) => replication.onCommit(e));
   try {
     await bootstrap(config, deps, opts.announce ?? ((t) => process.stdout.write(t)));
-    await reconcileInstanceFiles(deps);
   } catch (e) {
     await store.close();
     throw e;
@@ -113,6 +120,14 @@ export async function startShoal(config: Config, opts: StartOptions = {}): Promi
   deps.meter.start(1000);
   const port = (server.address() as AddressInfo).port;
   const host = config.host.includes(":") ? `[${config.host}]` : config.host;
+  // Replicas sync from this node's own address; a wildcard listen address is reached on loopback.
+  const reachable = config.host === "0.0.0.0" ? "127.0.0.1" : config.host === "::" ? "[::1]" : host;
+  sourceUrl = `http://${reachable}:${port}`;
+  // After listening: rebuilding a missing replica syncs it from this very server.
+  const reconciled = reconcileInstanceFiles(deps).then(
+    () => undefined,
+    (e: unknown) => log.error({ err: e }, "reconciling instance files failed"),
+  );
   log.info(
     { url: `http://${host}:${port}`, dataDir: config.dataDir, version: config.version },
     "shoal is ready",
@@ -124,6 +139,7 @@ export async function startShoal(config: Config, opts: StartOptions = {}): Promi
     port,
     deps,
     dataPlane,
+    reconciled,
     close() {
       closing ??= (async () => {
         const drained = new Promise<void>((resolve) => server.close(() => resolve()));
@@ -136,6 +152,8 @@ export async function startShoal(config: Config, opts: StartOptions = {}): Promi
         await drained;
         clearInterval(sweep);
         clearTimeout(deadline);
+        await reconciled;
+        await replication.close();
         await deps.meter.stop();
         await deps.pool.closeAll();
         await store.close();

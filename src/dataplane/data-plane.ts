@@ -5,6 +5,7 @@ import { HttpStreams } from "./hrana/http-streams.js";
 import type { StreamLimits, StreamServices } from "./hrana/stream.js";
 import { HranaHttp } from "./http.js";
 import type { DataRoute } from "./routing.js";
+import type { SyncServices } from "./sync.js";
 import { HranaWebSockets } from "./ws.js";
 
 export interface DataPlaneSettings extends StreamLimits {
@@ -22,9 +23,10 @@ export interface DataPlane {
 
 /** Everything that serves SQL to clients: Hrana over HTTP and WebSocket, for every database. */
 export function createDataPlane(deps: Deps, settings: DataPlaneSettings): DataPlane {
-  const services: StreamServices = {
+  const services: StreamServices & SyncServices = {
     pool: deps.pool,
     frameLogs: deps.frameLogs,
+    observe: (dbId, location, index) => deps.replicas.observe(dbId, location, index),
     meter: deps.meter,
     limits: { txnTimeoutMs: settings.txnTimeoutMs, lockWaitMs: settings.lockWaitMs },
     async resolveAttach(access, name) {

@@ -1,7 +1,7 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { Deps } from "../domain/context.js";
 import { type DataAccess, openDataAccess, openDataAccessCached } from "../domain/data-access.js";
-import { AppError, type ErrorKind, UnauthenticatedError } from "../errors.js";
+import { AppError, type ErrorKind, ForbiddenError, UnauthenticatedError } from "../errors.js";
 import { batchCursorEntries } from "./hrana/cursor.js";
 import { dispatch } from "./hrana/dispatch.js";
 import { HranaError, ProtocolError } from "./hrana/errors.js";
@@ -215,6 +215,8 @@ export class HranaHttp {
     text.catch(() => {});
     const granted = this.access(req, route);
     const a = granted instanceof Promise ? await granted : granted;
+    if (a.replicaOf !== undefined)
+      throw new ForbiddenError("a replication token only syncs", "AUTH_REPLICATION_ONLY");
     const body = await readJson(text);
     if (!Array.isArray(body.requests)) throw new ProtocolError("requests must be an array");
     const requests: StreamRequest[] = body.requests.map(parseStreamRequest);

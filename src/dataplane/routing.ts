@@ -8,6 +8,8 @@ export interface DataRoute {
 }
 
 const PATH = /^\/db\/([^/]+)\/([^/?]+)(\/[^?]*)?/;
+/** Replicas sync from a primary by database id, so renames and transfers don't move them. */
+const REPLICATION = /^\/replication\/([0-9a-f-]{36})(\/[^?]*)?/;
 
 /**
  * Decides from the Host header and path whether a request is for a database (undefined: it is for
@@ -19,6 +21,8 @@ export function routeRequest(host: string | undefined, url: string, dbDomain: st
   const path = pathOf(url);
   const label = hostLabel(host, dbDomain);
   if (label) return { locator: { label }, viaHost: true, path };
+  const rep = REPLICATION.exec(path);
+  if (rep?.[1]) return { locator: { id: rep[1] }, viaHost: false, path: rep[2] || "/" };
   const m = PATH.exec(path);
   if (m?.[1] && m[2]) {
     return {

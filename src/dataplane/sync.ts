@@ -12,6 +12,8 @@ const MAX_FRAMES = 1024;
 export interface SyncServices {
   pool: ConnectionPool;
   frameLogs: FrameLogs;
+  /** Told where a location's replica stands, from the frames it asks for. */
+  observe(dbId: string, location: string, index: number): void;
 }
 
 function json(res: ServerResponse, status: number, body: unknown): void {
@@ -72,7 +74,13 @@ export function syncFrames(
   s: SyncServices,
 ): void {
   if (!(start >= 1 && end > start)) throw new ProtocolError("invalid frame range");
-  const read = s.frameLogs.get(access.path).read(g, start, Math.min(end, start + MAX_FRAMES));
+  const log = s.frameLogs.get(access.path);
+  if (access.replicaOf !== undefined) {
+    // Asking for frames from `start` means the replica applied everything before it.
+    const index = log.indexAt(g, start - 1);
+    if (index !== undefined) s.observe(access.database.id, access.replicaOf, index);
+  }
+  const read = log.read(g, start, Math.min(end, start + MAX_FRAMES));
   if (read.kind === "frames") {
     res.writeHead(200, { "content-type": "application/octet-stream", "content-length": read.data.length });
     res.end(read.data);

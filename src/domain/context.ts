@@ -24,6 +24,24 @@ export interface Principal {
   scopes: readonly string[] | null;
 }
 
+/**
+ * Replicas in the non-primary locations of a group, as the domain asks for them. Implemented by
+ * the replication layer; a port here so the domain doesn't depend on it.
+ */
+export interface ReplicaPort {
+  /** Makes sure the database has a caught-up replica in `location`, building it if needed. */
+  ensure(dbId: string, location: string): Promise<void>;
+  /** Knows about a replica that exists on disk, without contacting it. */
+  adopt(dbId: string, location: string): void;
+  /** Removes the replica of the database in `location`, with its files. */
+  drop(dbId: string, location: string): Promise<void>;
+  /** Waits until every replica of these databases in `location` has what is committed now. */
+  waitCaughtUp(dbIds: readonly string[], location: string, timeoutMs: number): Promise<boolean>;
+  /** What the primary learned from a replica's sync request: it has everything up to `index`. */
+  observe(dbId: string, location: string, index: number): void;
+  status(location: string): "up" | "down";
+}
+
 /** Everything the verbs need from the outside world, wired once in `main.ts`. */
 export interface Deps {
   store: Store;
@@ -42,6 +60,7 @@ export interface Deps {
   directory: DatabaseDirectory;
   tokenVerifier: DbTokenVerifier;
   meter: UsageMeter;
+  replicas: ReplicaPort;
   clock: Clock;
   log: Logger;
 }

@@ -13,11 +13,15 @@ export interface DataAccess {
   canWrite: boolean;
   /** Databases this token may read through ATTACH. */
   attachIds: ReadonlySet<string>;
+  /** Set for the internal token of a location's replica: that location. Such tokens only sync. */
+  replicaOf?: string;
 }
 
 interface TokenClaims {
   a?: string;
   id?: string;
+  /** Location of the replica an internal replication token belongs to. */
+  rep?: string;
   gid?: string;
   gen?: number;
   ggen?: number;
@@ -109,6 +113,8 @@ export function openDataAccessCached(
 function checkScope(database: DatabaseForDataPlane, claims: TokenClaims): "own" | "foreign" {
   if (claims.id !== undefined) {
     if (claims.id !== database.id) return "foreign";
+    // Replication tokens are internal and unaffected by rotating the users' tokens.
+    if (claims.rep !== undefined) return "own";
     if (claims.gen !== database.token_generation || claims.ggen !== database.group_token_generation) {
       throw new UnauthenticatedError("the token was revoked by a credential rotation", "AUTH_JWT_REVOKED");
     }
@@ -130,6 +136,7 @@ function grant(deps: Deps, database: DatabaseForDataPlane, claims: TokenClaims):
     path: deps.directory.pathOf(database, deps.files),
     canWrite: claims.a !== "ro",
     attachIds: new Set(claims.p?.roa?.ns ?? []),
+    ...(claims.rep !== undefined ? { replicaOf: claims.rep } : {}),
   };
 }
 

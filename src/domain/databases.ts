@@ -5,7 +5,7 @@ import type { DatabaseWithPlacement } from "../store/databases.js";
 import type { Repos } from "../store/store.js";
 import { audit } from "./audit.js";
 import type { Ctx, Deps } from "./context.js";
-import { removeInstanceFiles } from "./instances.js";
+import { buildReplicas, removeInstances } from "./instances.js";
 import { checkDatabaseName, parseSizeLimit } from "./names.js";
 import { requireOrgAccess } from "./roles.js";
 import { type Database, toDatabase } from "./views.js";
@@ -28,15 +28,17 @@ async function withLocations(r: Repos, deps: Deps, rows: DatabaseWithPlacement[]
 }
 
 /**
- * Core operation 1. The database row and a real libSQL file in every location of the group are
- * created in one transaction: if a file can't be created the row is rolled back and the files made
- * so far are removed, so a create either fully happens or leaves nothing behind.
+ * Core operation 1. The database row and the primary's libSQL file are created in one
+ * transaction: if the file can't be created the row is rolled back, so a create either happens or
+ * leaves nothing behind. Once committed, a replica is built in every other location of the group
+ * (it copies the primary through the sync protocol, which needs the committed row); a replica that
+ * can't be built now is logged and built by the next reconciliation, while the database serves.
  */
 export async function createDatabase(ctx: Ctx, slug: string, input: CreateDatabaseInput): Promise<Database> {
   const sizeLimit = input.sizeLimit?.trim().toLowerCase() || null;
   if (sizeLimit !== null) parseSizeLimit(sizeLimit);
   const { deps } = ctx;
-  return deps.store.write(async (r) => {
+  const created = await deps.store.write(async (r) => {
     const { org } = await requireOrgAccess(r, ctx.actor, slug, "write");
     checkDatabaseName(input.name, org.slug);
     const group = await r.groups.findByName(org.id, input.group || "default");
@@ -76,19 +78,7 @@ export async function createDatabase(ctx: Ctx, slug: string, input: CreateDataba
       database: input.name,
       group: group.name,
     });
-    const created: string[] = [];
-    try {
-      for (const location of locations) {
-        deps.files.create(location, row.id);
-        created.push(location);
-      }
-    } catch (e) {
-      removeInstanceFiles(
-        deps,
-        created.map((location) => ({ dbId: row.id, location })),
-      );
-      throw e;
-    }
+    deps.files.create(group.primary_location, row.id);
     const placed = {
       ...row,
       org_slug: org.slug,
@@ -97,6 +87,16 @@ export async function createDatabase(ctx: Ctx, slug: string, input: CreateDataba
     };
     return toDatabase(placed, locations, deps.dbDomain);
   });
+  for (const location of created.locations) {
+    if (location === created.primaryLocation) continue;
+    await buildReplicas(deps, [created.id], location).catch((e: unknown) =>
+      deps.log.error(
+        { err: e, dbId: created.id, location },
+        "could not build a replica; reconciliation will retry",
+      ),
+    );
+  }
+  return created;
 }
 
 export async function listDatabases(
@@ -140,10 +140,13 @@ export async function deleteDatabase(ctx: Ctx, slug: string, name: string): Prom
     const locations = (await r.groups.locationsOf([row.group_id])).get(row.group_id) ?? [];
     await r.databases.delete(row.id);
     await audit(r, ctx, org.id, "db-delete", `database ${name} deleted`, { database: name });
-    return { dbId: row.id, locations };
+    return {
+      dbId: row.id,
+      locations: locations.map((l) => ({ location: l, primary: l === row.primary_location })),
+    };
   });
-  removeInstanceFiles(
+  await removeInstances(
     ctx.deps,
-    locations.map((location) => ({ dbId, location })),
+    locations.map(({ location, primary }) => ({ dbId, location, primary })),
   );
 }

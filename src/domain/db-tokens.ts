@@ -145,6 +145,19 @@ export async function mintGroupToken(
   return signJwt(ctx.deps.dbTokenKey, claims);
 }
 
+/**
+ * The credential a location's replica syncs with: read-only, for one database, marked with the
+ * location. Internal (never handed to users), so rotating users' tokens doesn't cut replication.
+ */
+export async function mintReplicationToken(
+  deps: Pick<Ctx["deps"], "dbTokenKey" | "clock">,
+  dbId: string,
+  location: string,
+): Promise<string> {
+  const nowSec = Math.floor(deps.clock().getTime() / 1000);
+  return signJwt(deps.dbTokenKey, { a: "ro", id: dbId, rep: location, jti: newTokenId(), iat: nowSec });
+}
+
 /** Invalidates every token minted so far for one database; tokens of other databases stay valid. */
 export async function rotateDatabaseTokens(ctx: Ctx, slug: string, dbName: string): Promise<void> {
   await ctx.deps.store.write(async (r) => {

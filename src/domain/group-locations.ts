@@ -1,17 +1,18 @@
-import { InvalidError } from "../errors.js";
+import { InvalidError, UnavailableError } from "../errors.js";
 import { isoTime } from "../lib/time.js";
 import { audit } from "./audit.js";
 import type { Ctx, Deps } from "./context.js";
 import { groupNotFound } from "./groups.js";
-import { type InstanceRef, removeInstanceFiles } from "./instances.js";
+import { buildReplicas, type InstanceRef, removeInstances } from "./instances.js";
 import { requireOrgAccess } from "./roles.js";
 import { type Group, toGroup } from "./views.js";
 
 /**
- * Core operation 2: adds a location to a group. Every database of the group gets an instance there,
- * seeded from a consistent snapshot of its primary; databases created afterwards get one too
- * because they are created in every location of their group. Adding a location the group already
- * has changes nothing, so the call is safe to retry.
+ * Core operation 2: adds a location to a group. Every database of the group gets a replica there,
+ * built and kept current by libSQL's sync client from its primary; databases created afterwards
+ * get one too. The call returns once every replica is built and caught up. If one can't be built,
+ * the location is removed again with every replica made for it. Adding a location the group
+ * already has changes nothing, so the call is safe to retry.
  */
 export async function addGroupLocation(
   ctx: Ctx,
@@ -27,7 +28,8 @@ export async function addGroupLocation(
     if (!row) throw groupNotFound();
     await r.groups.lock(row.id);
     const locations = (await r.groups.locationsOf([row.id])).get(row.id) ?? [];
-    if (locations.includes(location)) return { group: toGroup(row, locations), dbIds: [] as string[] };
+    if (locations.includes(location))
+      return { group: toGroup(row, locations), dbIds: [] as string[], added: false };
     await r.groups.insertLocation({
       group_id: row.id,
       location,
@@ -38,33 +40,26 @@ export async function addGroupLocation(
       group: groupName,
       location,
     });
-    return { group: toGroup(row, [...locations, location]), dbIds: await r.databases.idsInGroup(row.id) };
+    return {
+      group: toGroup(row, [...locations, location]),
+      dbIds: await r.databases.idsInGroup(row.id),
+      added: true,
+    };
   });
+  if (!plan.added) return plan.group;
   deps.directory.invalidate();
   try {
-    seedLocation(deps, plan.group.primary, location, plan.dbIds);
+    await buildReplicas(deps, plan.dbIds, location);
   } catch (e) {
-    // Undo the whole operation rather than leave a location whose instances are partly missing.
+    // Undo the whole operation rather than leave a location whose replicas are partly missing.
     deps.log.error(
       { err: e, group: plan.group.id, location },
-      "seeding a new location failed; rolling it back",
+      "building the new location's replicas failed; rolling it back",
     );
     await dropLocation(deps, plan.group.id, location);
-    throw e;
+    throw new UnavailableError(`location ${location} could not be added: its replicas could not be built`);
   }
   return plan.group;
-}
-
-function seedLocation(deps: Deps, primary: string, location: string, dbIds: readonly string[]): void {
-  const started = Date.now();
-  for (const [i, dbId] of dbIds.entries()) {
-    // A database deleted while we seed has no primary file any more; there is nothing to copy.
-    if (!deps.files.exists(primary, dbId)) continue;
-    deps.files.copy(primary, location, dbId);
-    if ((i + 1) % 100 === 0)
-      deps.log.info({ location, done: i + 1, total: dbIds.length }, "seeding location");
-  }
-  deps.log.info({ location, databases: dbIds.length, ms: Date.now() - started }, "location seeded");
 }
 
 async function dropLocation(deps: Deps, groupId: string, location: string): Promise<void> {
@@ -72,14 +67,14 @@ async function dropLocation(deps: Deps, groupId: string, location: string): Prom
     await r.groups.deleteLocation(groupId, location);
     return r.databases.idsInGroup(groupId);
   });
-  removeInstanceFiles(
+  await removeInstances(
     deps,
-    ids.map((dbId) => ({ dbId, location })),
+    ids.map((dbId) => ({ dbId, location, primary: false })),
   );
 }
 
 /**
- * Removes a location from a group with every instance there. The primary can't be removed.
+ * Removes a location from a group with every replica there. The primary can't be removed.
  * Removing a location the group doesn't have changes nothing.
  */
 export async function removeGroupLocation(
@@ -119,9 +114,38 @@ export async function removeGroupLocation(
         row,
         locations.filter((l) => l !== location),
       ),
-      removed: ids.map((dbId) => ({ dbId, location })),
+      removed: ids.map((dbId) => ({ dbId, location, primary: false })),
     };
   });
-  removeInstanceFiles(deps, removed);
+  await removeInstances(deps, removed);
   return group;
+}
+
+/**
+ * `GET .../groups/{g}/locations/{l}/wait`: resolves once every replica of the group's databases in
+ * that location has everything committed at the time of the call. The primary location is always
+ * ready. Times out with a 503 after `timeoutMs`.
+ */
+export async function waitForLocation(
+  ctx: Ctx,
+  slug: string,
+  groupName: string,
+  location: string,
+  timeoutMs: number,
+): Promise<void> {
+  const { group, dbIds } = await ctx.deps.store.read(async (r) => {
+    const { org } = await requireOrgAccess(r, ctx.actor, slug, "read");
+    const row = await r.groups.findByName(org.id, groupName);
+    if (!row) throw groupNotFound();
+    const locations = (await r.groups.locationsOf([row.id])).get(row.id) ?? [];
+    return { group: toGroup(row, locations), dbIds: await r.databases.idsInGroup(row.id) };
+  });
+  if (!group.locations.includes(location)) {
+    ctx.deps.catalogue.require(location);
+    throw new InvalidError(`location ${location} is not part of group ${groupName}`);
+  }
+  if (location === group.primary) return;
+  if (!(await ctx.deps.replicas.waitCaughtUp(dbIds, location, timeoutMs))) {
+    throw new UnavailableError(`replicas in ${location} did not catch up within ${timeoutMs} ms`);
+  }
 }

@@ -4,7 +4,7 @@ import { isoTime } from "../lib/time.js";
 import type { Repos } from "../store/store.js";
 import { audit } from "./audit.js";
 import type { Ctx } from "./context.js";
-import { instancesOfGroup, removeInstanceFiles } from "./instances.js";
+import { instancesOfGroup, removeInstances } from "./instances.js";
 import { checkGroupName } from "./names.js";
 import { requireOrgAccess } from "./roles.js";
 import { type Group, toGroup } from "./views.js";
@@ -95,6 +95,6 @@ export async function deleteGroup(ctx: Ctx, slug: string, name: string): Promise
     await audit(r, ctx, org.id, "group-delete", `group ${name} deleted`, { group: name });
     return { group, instances };
   });
-  removeInstanceFiles(ctx.deps, instances);
+  await removeInstances(ctx.deps, instances);
   return group;
 }

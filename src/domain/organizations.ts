@@ -9,7 +9,7 @@ import { newUuid } from "../lib/ids.js";
 import { isoTime } from "../lib/time.js";
 import { audit } from "./audit.js";
 import type { Ctx } from "./context.js";
-import { instancesOfOrganization, removeInstanceFiles } from "./instances.js";
+import { instancesOfOrganization, removeInstances } from "./instances.js";
 import { checkAccountName, slugify } from "./names.js";
 import { requireOrgAccess } from "./roles.js";
 import { type Organization, toOrganization } from "./views.js";
@@ -109,6 +109,6 @@ export async function deleteOrganization(ctx: Ctx, slug: string): Promise<Organi
     if (personal) await audit(r, ctx, personal.id, "org-delete", `organization ${slug} deleted`, { slug });
     return { org, instances };
   });
-  removeInstanceFiles(ctx.deps, instances);
+  await removeInstances(ctx.deps, instances);
   return toOrganization(org);
 }

@@ -10,24 +10,27 @@ export interface ReconcileReport {
 }
 
 /**
- * Brings the files on disk back in line with the store after a crash: an instance the store lists
- * but whose file is missing (a crash while a location was being seeded) is copied again from its
- * primary; a file no database owns (a crash between committing a delete and removing its files) is
- * removed. A missing primary is reported, never papered over with an empty file.
+ * Brings the files on disk back in line with the store after a crash: a replica the store lists
+ * but that is missing (a crash while a location was being built) is built again from its primary;
+ * a file no database owns (a crash between committing a delete and removing its files) is removed.
+ * Replicas that exist are registered without being opened. A missing primary is reported, never
+ * papered over with an empty file.
  */
 export async function reconcileInstanceFiles(deps: Deps, now = Date.now()): Promise<ReconcileReport> {
   const expected = await deps.store.read((r) => r.databases.allInstances());
   const report: ReconcileReport = { recreated: 0, missingPrimaries: 0, removedOrphans: 0 };
   const wanted = new Set<string>();
+  const missingReplicas: Array<{ dbId: string; location: string }> = [];
   for (const i of expected) {
     wanted.add(`${i.location}/${i.db_id}`);
-    if (deps.files.exists(i.location, i.db_id)) continue;
-    if (i.location === i.primary_location) {
+    if (i.location !== i.primary_location) {
+      if (deps.files.exists(i.location, i.db_id)) deps.replicas.adopt(i.db_id, i.location);
+      else missingReplicas.push({ dbId: i.db_id, location: i.location });
+      continue;
+    }
+    if (!deps.files.exists(i.location, i.db_id)) {
       report.missingPrimaries++;
       deps.log.error({ dbId: i.db_id, location: i.location }, "primary instance file is missing");
-    } else if (deps.files.exists(i.primary_location, i.db_id)) {
-      deps.files.copy(i.primary_location, i.location, i.db_id);
-      report.recreated++;
     }
   }
   for (const location of deps.files.locations()) {
@@ -37,6 +40,17 @@ export async function reconcileInstanceFiles(deps: Deps, now = Date.now()): Prom
       if (mtime !== undefined && now - mtime < ORPHAN_GRACE_MS) continue;
       deps.files.remove(location, id);
       report.removedOrphans++;
+    }
+  }
+  // Missing replicas (a crash while a location was being built) are built again from their primaries.
+  for (const m of missingReplicas) {
+    if (!deps.files.exists(expected.find((i) => i.db_id === m.dbId)?.primary_location ?? "", m.dbId))
+      continue;
+    try {
+      await deps.replicas.ensure(m.dbId, m.location);
+      report.recreated++;
+    } catch (e) {
+      deps.log.error({ err: e, ...m }, "could not rebuild a missing replica");
     }
   }
   if (report.recreated + report.missingPrimaries + report.removedOrphans > 0) {

@@ -11,7 +11,7 @@ import type { Repos } from "../store/store.js";
 import { insertApiToken, type MintedToken } from "./api-tokens.js";
 import { audit } from "./audit.js";
 import type { Ctx, Deps } from "./context.js";
-import { instancesOfOrganization, removeInstanceFiles } from "./instances.js";
+import { instancesOfOrganization, removeInstances } from "./instances.js";
 import { checkAccountName, checkEmail } from "./names.js";
 import { toUser, type User } from "./views.js";
 
@@ -109,7 +109,7 @@ export async function deleteUser(ctx: Ctx, username: string): Promise<void> {
     if (own) await audit(r, ctx, own.id, "user-delete", `user ${username} deleted`, { username });
     return instances;
   });
-  removeInstanceFiles(ctx.deps, removed);
+  await removeInstances(ctx.deps, removed);
 }
 
 /**

@@ -18,6 +18,8 @@ import { FRAME_BYTES, readWalFrames, scanWal } from "./wal.js";
 interface Archived {
   generation: number;
   frames: number;
+  /** Replication index at the generation's start. */
+  startIndex: number;
   endedAt: number;
 }
 
@@ -74,6 +76,13 @@ export class FrameLog {
       frame: this.committed,
       index: this.meta.baseIndex + this.committed,
     };
+  }
+
+  /** The replication index of frame `frame` of generation `g`, if that generation is known. */
+  indexAt(generation: number, frame: number): number | undefined {
+    if (generation === this.meta.generation) return this.meta.baseIndex + frame;
+    const archived = this.meta.archived.find((a) => a.generation === generation);
+    return archived ? (archived.startIndex ?? 0) + frame : undefined;
   }
 
   /** Frames committed in the current generation (read from the live WAL). */
@@ -135,7 +144,10 @@ export class FrameLog {
     this.meta = {
       generation: g + 1,
       baseIndex: this.meta.baseIndex + frames,
-      archived: [...this.meta.archived, { generation: g, frames, endedAt: now }],
+      archived: [
+        ...this.meta.archived,
+        { generation: g, frames, startIndex: this.meta.baseIndex, endedAt: now },
+      ],
       lost: this.meta.lost,
     };
     this.committed = 0;

@@ -1,4 +1,5 @@
 import { existsSync } from "node:fs";
+import { createClient } from "@libsql/client";
 import Database from "libsql";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createDatabase, createGroup, createUser, type TestUser, uniqueName } from "../helpers/factories.js";
@@ -77,10 +78,12 @@ describe("core operation 2: adding a location to a group", () => {
     await createGroup(u, u.username, "grow", "aws-us-east-1");
     const dbs = [];
     for (let i = 0; i < 3; i++) dbs.push(await createDatabase(u, u.username, uniqueName("grow"), "grow"));
-    // Write into one primary directly, as the data plane would, to see that the copy carries data.
-    const primary = new Database(instanceFile(h.dataDir, "aws-us-east-1", dbs[0]!.DbId));
-    primary.exec("CREATE TABLE t (v TEXT); INSERT INTO t VALUES ('hello')");
-    primary.close();
+    // Write into one primary, to see that the new replica carries its data.
+    const token = (await u.api.post(`/v1/organizations/${u.username}/databases/${dbs[0]!.Name}/auth/tokens`))
+      .body.jwt;
+    const c = createClient({ url: `${h.url}/db/${u.username}/${dbs[0]!.Name}/`, authToken: token });
+    await c.executeMultiple("CREATE TABLE t (v TEXT); INSERT INTO t VALUES ('hello');");
+    c.close();
 
     const r = await u.api.post(`${g("grow")}/locations/aws-ap-northeast-1`);
     expect(r.status, r.text).toBe(200);

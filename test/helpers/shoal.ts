@@ -45,6 +45,7 @@ export async function startTestShoal(overrides: Partial<Config> = {}): Promise<T
   const config = testConfig(dataDir, overrides);
   const log = createLogger(config.logLevel);
   let shoal = await startShoal(config, { log, announce: () => {} });
+  await shoal.reconciled;
   const h: TestShoal = {
     url: shoal.url,
     apiBase: `${shoal.url}/v1/`,
@@ -55,6 +56,7 @@ export async function startTestShoal(overrides: Partial<Config> = {}): Promise<T
       const port = shoal.port;
       await shoal.close();
       shoal = await startShoal({ ...config, port }, { log, announce: () => {} });
+      await shoal.reconciled;
       h.shoal = shoal;
       h.url = shoal.url;
       h.apiBase = `${shoal.url}/v1/`;

@@ -22,15 +22,9 @@ async function breakLocation(location: string): Promise<void> {
 }
 
 describe("a failure part-way leaves nothing half-written", () => {
-  it("rolls back a database create when one location's file can't be made", async () => {
-    await createGroup(u, u.username, "fragile", "aws-us-east-1");
-    // An empty group seeds nothing, so the new location has no folder yet: break it.
-    expect(
-      (await u.api.post(`/v1/organizations/${u.username}/groups/fragile/locations/aws-us-east-2`)).status,
-    ).toBe(200);
+  it("rolls back a database create when the primary's file can't be made", async () => {
     await breakLocation("aws-us-east-2");
-    const primaryDir = path.join(h.dataDir, "locations", "aws-us-east-1");
-    const before = await readdir(primaryDir).catch(() => []);
+    await createGroup(u, u.username, "fragile", "aws-us-east-2");
     const r = await u.api.post(`/v1/organizations/${u.username}/databases`, {
       name: "torn",
       group: "fragile",
@@ -38,15 +32,33 @@ describe("a failure part-way leaves nothing half-written", () => {
     expect(r.status).toBe(500);
     expect(r.body.error).toMatch(/^internal error \(request [0-9a-f-]+\)$/);
     expect((await u.api.get(`/v1/organizations/${u.username}/databases/torn`)).status).toBe(404);
-    expect(await readdir(primaryDir).catch(() => [])).toEqual(before);
+    // The name is free: nothing was left behind.
+    expect((await u.api.get(`/v1/organizations/${u.username}/databases`)).body.databases).toEqual([]);
   });
 
-  it("rolls back an add-location when seeding fails, removing the instances it made", async () => {
+  it("keeps a created database serving when a replica location can't take its replica", async () => {
+    await createGroup(u, u.username, "degraded", "aws-us-west-2");
+    // An empty group builds no replicas, so the new location has no folder yet: break it.
+    expect(
+      (await u.api.post(`/v1/organizations/${u.username}/groups/degraded/locations/aws-ap-south-1`)).status,
+    ).toBe(200);
+    await breakLocation("aws-ap-south-1");
+    const r = await u.api.post(`/v1/organizations/${u.username}/databases`, {
+      name: "still-up",
+      group: "degraded",
+    });
+    expect(r.status, r.text).toBe(200);
+    expect(existsSync(instanceFile(h.dataDir, "aws-us-west-2", r.body.database.DbId))).toBe(true);
+    expect(existsSync(instanceFile(h.dataDir, "aws-ap-south-1", r.body.database.DbId))).toBe(false);
+  });
+
+  it("rolls back an add-location when its replicas can't be built, removing what was made", async () => {
     await createGroup(u, u.username, "seeded", "aws-us-west-2");
     const d = await createDatabase(u, u.username, "seed-me", "seeded");
-    await breakLocation("aws-ap-south-1");
-    const r = await u.api.post(`/v1/organizations/${u.username}/groups/seeded/locations/aws-ap-south-1`);
-    expect(r.status).toBe(500);
+    await breakLocation("aws-ap-northeast-1");
+    const r = await u.api.post(`/v1/organizations/${u.username}/groups/seeded/locations/aws-ap-northeast-1`);
+    expect(r.status).toBe(503);
+    expect(r.body.error).toMatch(/could not be added/);
     const g = await u.api.get(`/v1/organizations/${u.username}/groups/seeded`);
     expect(g.body.group.locations).toEqual(["aws-us-west-2"]);
     expect(existsSync(instanceFile(h.dataDir, "aws-us-west-2", d.DbId))).toBe(true);

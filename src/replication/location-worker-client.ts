@@ -1,0 +1,126 @@
+import { Worker } from "node:worker_threads";
+import type { Logger } from "../lib/logger.js";
+
+export interface ReplicaSpec {
+  path: string;
+  syncUrl: string;
+  token: string;
+}
+
+export interface ReplicaRows {
+  columns: Array<{ name: string; decltype: string | null }>;
+  rows: unknown[][];
+  durationMs: number;
+}
+
+/** An error reported by the worker for one request. */
+export class WorkerError extends Error {
+  constructor(
+    message: string,
+    readonly code?: string,
+  ) {
+    super(message);
+  }
+}
+
+/**
+ * The main thread's handle on one location's worker. A worker that dies is started again on the
+ * next request, and the replicas it knew are declared to it again before that request runs.
+ */
+export class LocationWorker {
+  private worker: Worker | undefined;
+  private next = 1;
+  private readonly pending = new Map<number, { resolve: (v: unknown) => void; reject: (e: Error) => void }>();
+  private readonly specs = new Map<string, ReplicaSpec>();
+  private healthy = true;
+
+  constructor(
+    readonly location: string,
+    private readonly log: Logger,
+    private readonly maxOpen = 256,
+  ) {}
+
+  get up(): boolean {
+    return this.healthy;
+  }
+
+  async open(key: string, spec: ReplicaSpec): Promise<void> {
+    this.specs.set(key, spec);
+    await this.call({ op: "open", key, ...spec });
+  }
+
+  async sync(key: string): Promise<void> {
+    await this.call({ op: "sync", key });
+  }
+
+  query(key: string, sql: string, args: unknown): Promise<ReplicaRows> {
+    return this.call({ op: "query", key, sql, args }) as Promise<ReplicaRows>;
+  }
+
+  async drop(key: string, path: string): Promise<void> {
+    this.specs.delete(key);
+    await this.call({ op: "drop", key, path });
+  }
+
+  /** Stops the worker (its replicas stay on disk); the next request starts it again. */
+  async stop(): Promise<void> {
+    const w = this.worker;
+    this.worker = undefined;
+    if (w) {
+      await this.call({ op: "close-all" }, w).catch(() => undefined);
+      await w.terminate();
+    }
+  }
+
+  private start(): Worker {
+    const w = new Worker(new URL("./location-worker.js", import.meta.url), {
+      workerData: { maxOpen: this.maxOpen },
+    });
+    w.on("message", (m: { id: number; ok: boolean; result?: unknown; error?: string; code?: string }) => {
+      const p = this.pending.get(m.id);
+      this.pending.delete(m.id);
+      if (m.ok) p?.resolve(m.result);
+      else p?.reject(new WorkerError(m.error ?? "replica worker failed", m.code));
+    });
+    const fail = (e: Error) => {
+      this.healthy = false;
+      if (this.worker === w) this.worker = undefined;
+      for (const [id, p] of this.pending) {
+        this.pending.delete(id);
+        p.reject(e);
+      }
+    };
+    w.on("error", (e) => {
+      this.log.error({ err: e, location: this.location }, "replica worker failed");
+      fail(e);
+    });
+    w.on("exit", (code) => {
+      if (this.worker === w) fail(new Error(`replica worker of ${this.location} exited (${code})`));
+    });
+    w.unref();
+    return w;
+  }
+
+  private async ensureWorker(): Promise<Worker> {
+    if (this.worker) return this.worker;
+    const w = this.start();
+    this.worker = w;
+    this.healthy = true;
+    // A restarted worker learns its replicas again; it reopens each one on first use.
+    for (const [key, spec] of this.specs)
+      this.post(w, { op: "register", key, ...spec }).catch(() => undefined);
+    return w;
+  }
+
+  private async call(msg: Record<string, unknown>, worker?: Worker): Promise<unknown> {
+    return this.post(worker ?? (await this.ensureWorker()), msg);
+  }
+
+  private post(w: Worker, msg: Record<string, unknown>): Promise<unknown> {
+    const id = this.next++;
+    return new Promise((resolve, reject) => {
+      this.pending.set(id, { resolve, reject });
+      w.postMessage({ id, ...msg });
+    });
+  }
+}

@@ -1,0 +1,138 @@
+// @ts-check
+/**
+ * The replicas of one location, in their own thread. Each replica is a libSQL embedded replica:
+ * the `libsql` package opened with a syncUrl pointing at the primary, so the replica is built and
+ * kept current by libSQL's own sync client. It runs in a worker because opening a replica makes a
+ * blocking request to the primary, which (on one node) answers on the main thread.
+ *
+ * Messages in: { id, op, ... } with op register | open | sync | query | drop | close-all.
+ * Messages out: { id, ok: true, result } or { id, ok: false, error }.
+ *
+ * It uses the driver's synchronous API: the promise API of libsql 0.5.29 passes its arguments to
+ * the native open shifted by one when a syncUrl is given, and can't open a replica at all. A
+ * blocking call only holds up this location's thread.
+ *
+ * Plain JavaScript, type-checked: a worker thread must load without a TypeScript loader.
+ */
+import { existsSync, mkdirSync, rmSync } from "node:fs";
+import { dirname } from "node:path";
+import { parentPort, workerData } from "node:worker_threads";
+import Database from "libsql";
+
+/** @typedef {{ db: any; used: number }} Replica */
+
+/** Replicas open at once; the least recently used close first (their files stay). */
+const MAX_OPEN = Number(workerData?.maxOpen ?? 256);
+
+/** @type {Map<string, Replica>} */
+const open = new Map();
+/** @type {Map<string, { path: string; syncUrl: string; token: string }>} */
+const known = new Map();
+
+const COMPANIONS = ["", "-wal", "-shm", "-info", "-client_wal_index"];
+
+/** @param {string} key */
+function replica(key) {
+  const hit = open.get(key);
+  if (hit) {
+    hit.used = Date.now();
+    return hit;
+  }
+  const spec = known.get(key);
+  if (!spec) throw new Error(`no replica ${key} in this location`);
+  // Blocks this thread while it bootstraps (GET /info, /export) or reconnects; that is why it is here.
+  mkdirSync(dirname(spec.path), { recursive: true });
+  // A replica whose file is gone but whose sync metadata remains can't be reopened: start afresh.
+  if (!existsSync(spec.path)) for (const s of COMPANIONS) rmSync(spec.path + s, { force: true });
+  // `authToken` and `readYourWrites` are options of this driver version its type declarations omit.
+  /** @type {any} */
+  const options = { syncUrl: spec.syncUrl, authToken: spec.token, readYourWrites: false };
+  const db = new Database(spec.path, options);
+  /** @type {Replica} */
+  const r = { db, used: Date.now() };
+  open.set(key, r);
+  if (open.size > MAX_OPEN) {
+    const [oldestKey] = [...open.entries()].sort((a, b) => a[1].used - b[1].used)[0] ?? [];
+    if (oldestKey && oldestKey !== key) close(oldestKey);
+  }
+  return r;
+}
+
+/** @param {string} key */
+function close(key) {
+  const r = open.get(key);
+  if (!r) return;
+  open.delete(key);
+  try {
+    r.db.close();
+  } catch {
+    // Already closed.
+  }
+}
+
+/**
+ * Pulls everything the primary has. Calls are handled one at a time in this thread, so requests
+ * that pile up during a sync simply run after it (and find little left to pull).
+ * @param {string} key
+ */
+function sync(key) {
+  replica(key).db.sync();
+}
+
+/**
+ * A read on the replica: rows as arrays, integers as bigints.
+ * @param {string} key @param {string} sql @param {unknown} args
+ */
+function query(key, sql, args) {
+  const r = replica(key);
+  const stmt = r.db.prepare(sql);
+  const columns = stmt
+    .columns()
+    .map((/** @type {{ name: string; type: string | null }} */ c) => ({ name: c.name, decltype: c.type }));
+  if (!stmt.reader) {
+    throw Object.assign(new Error("only reads run on a replica"), { code: "REPLICA_READ_ONLY" });
+  }
+  stmt.raw(true);
+  stmt.safeIntegers(true);
+  const started = performance.now();
+  const rows = stmt.all(args);
+  return { columns, rows, durationMs: performance.now() - started };
+}
+
+/** @param {{ id: number; op: string; [k: string]: any }} m */
+async function handle(m) {
+  switch (m.op) {
+    case "register":
+      known.set(m.key, { path: m.path, syncUrl: m.syncUrl, token: m.token });
+      return null;
+    case "open":
+      known.set(m.key, { path: m.path, syncUrl: m.syncUrl, token: m.token });
+      sync(m.key);
+      return null;
+    case "sync":
+      sync(m.key);
+      return null;
+    case "query":
+      return query(m.key, m.sql, m.args);
+    case "drop": {
+      close(m.key);
+      const spec = known.get(m.key);
+      known.delete(m.key);
+      const path = spec?.path ?? m.path;
+      if (path) for (const s of COMPANIONS) rmSync(path + s, { force: true });
+      return null;
+    }
+    case "close-all":
+      for (const key of [...open.keys()]) close(key);
+      return null;
+    default:
+      throw new Error(`unknown operation ${m.op}`);
+  }
+}
+
+parentPort?.on("message", (/** @type {{ id: number; op: string }} */ m) => {
+  handle(m).then(
+    (result) => parentPort?.postMessage({ id: m.id, ok: true, result }),
+    (e) => parentPort?.postMessage({ id: m.id, ok: false, error: String(e?.message ?? e), code: e?.code }),
+  );
+});

@@ -1,0 +1,186 @@
+import type { Deps, ReplicaPort } from "../domain/context.js";
+import { mintReplicationToken } from "../domain/db-tokens.js";
+import type { CommitEvent } from "../engine/frame-logs.js";
+import { LagStats } from "./lag.js";
+import { LocationWorker, type ReplicaRows } from "./location-worker-client.js";
+
+interface Waiter {
+  index: number;
+  resolve: (ok: boolean) => void;
+  timer: NodeJS.Timeout;
+}
+
+const key = (dbId: string, location: string) => `${dbId}/${location}`;
+
+/**
+ * Replicas of every database in every non-primary location of its group. Each location's
+ * replicas live in that location's worker; each replica follows its primary through the sync
+ * protocol at a URL (on one node, this process's own), so a location on another machine later is
+ * the same path. The primary tells replicas to pull after each commit; a replica's progress is
+ * what it asks the primary for next, which gives both "caught up" and the lag.
+ */
+export class ReplicationManager implements ReplicaPort {
+  private readonly workers = new Map<string, LocationWorker>();
+  /** Replica locations of each database, as far as this node knows them. */
+  private readonly placements = new Map<string, Set<string>>();
+  private readonly observed = new Map<string, number>();
+  private readonly waiters = new Map<string, Waiter[]>();
+  /** Recent commits per database, to measure how long replicas took to have them. */
+  private readonly commits = new Map<string, Array<{ index: number; at: number; seen: Set<string> }>>();
+  readonly lag = new LagStats();
+
+  constructor(
+    private readonly deps: Deps,
+    /** Base URL replicas sync from (known once the server listens). */
+    private readonly sourceUrl: () => string,
+  ) {}
+
+  /** Replica reads: a read statement on the replica of `dbId` in `location`. */
+  query(dbId: string, location: string, sql: string, args: unknown): Promise<ReplicaRows> {
+    return this.worker(location).query(key(dbId, location), sql, args);
+  }
+
+  async ensure(dbId: string, location: string): Promise<void> {
+    const path = this.deps.files.path(location, dbId);
+    const token = await mintReplicationToken(this.deps, dbId, location);
+    await this.worker(location).open(key(dbId, location), {
+      path,
+      syncUrl: `${this.sourceUrl()}/replication/${dbId}`,
+      token,
+    });
+    let set = this.placements.get(dbId);
+    if (!set) {
+      set = new Set();
+      this.placements.set(dbId, set);
+    }
+    set.add(location);
+  }
+
+  /** Registers a replica that exists on disk without contacting it (it opens on first use). */
+  adopt(dbId: string, location: string): void {
+    let set = this.placements.get(dbId);
+    if (!set) {
+      set = new Set();
+      this.placements.set(dbId, set);
+    }
+    set.add(location);
+  }
+
+  async drop(dbId: string, location: string): Promise<void> {
+    this.placements.get(dbId)?.delete(location);
+    this.observed.delete(key(dbId, location));
+    await this.worker(location).drop(key(dbId, location), this.deps.files.path(location, dbId));
+  }
+
+  status(location: string): "up" | "down" {
+    const w = this.workers.get(location);
+    return !w || w.up ? "up" : "down";
+  }
+
+  /** The primary served frames after `index` to a replica: it has everything up to `index`. */
+  observe(dbId: string, location: string, index: number): void {
+    const k = key(dbId, location);
+    if ((this.observed.get(k) ?? -1) >= index) return;
+    this.observed.set(k, index);
+    const now = Date.now();
+    for (const c of this.commits.get(dbId) ?? []) {
+      if (c.index <= index && !c.seen.has(location)) {
+        c.seen.add(location);
+        this.lag.add(now - c.at);
+      }
+    }
+    const list = this.waiters.get(k);
+    if (!list) return;
+    const still = list.filter((w) => {
+      if (w.index > index) return true;
+      clearTimeout(w.timer);
+      w.resolve(true);
+      return false;
+    });
+    if (still.length > 0) this.waiters.set(k, still);
+    else this.waiters.delete(k);
+  }
+
+  /** Resolves true once the replica has everything up to `index`, false after `timeoutMs`. */
+  waitFor(dbId: string, location: string, index: number, timeoutMs: number): Promise<boolean> {
+    const k = key(dbId, location);
+    if ((this.observed.get(k) ?? -1) >= index) return Promise.resolve(true);
+    const waiting = new Promise<boolean>((resolve) => {
+      const w: Waiter = {
+        index,
+        resolve,
+        timer: setTimeout(() => {
+          this.waiters.set(
+            k,
+            (this.waiters.get(k) ?? []).filter((x) => x !== w),
+          );
+          resolve(false);
+        }, timeoutMs),
+      };
+      this.waiters.set(k, [...(this.waiters.get(k) ?? []), w]);
+    });
+    this.pull(dbId, location);
+    return waiting;
+  }
+
+  /** Waits until every replica of `dbIds` in `location` has what their primaries have committed now. */
+  async waitCaughtUp(dbIds: readonly string[], location: string, timeoutMs: number): Promise<boolean> {
+    const deadline = Date.now() + timeoutMs;
+    for (const dbId of dbIds) {
+      const target = await this.primaryIndex(dbId);
+      if (target === undefined) continue;
+      if (!(await this.waitFor(dbId, location, target, Math.max(1, deadline - Date.now())))) return false;
+    }
+    return true;
+  }
+
+  /** After a commit on a primary: every replica of it pulls now. */
+  onCommit(e: CommitEvent): void {
+    const dbId = dbIdOf(e.path);
+    const locations = this.placements.get(dbId);
+    if (!locations || locations.size === 0) return;
+    const list = this.commits.get(dbId) ?? [];
+    list.push({ index: e.index, at: e.at, seen: new Set() });
+    while (list.length > 1000 || (list[0] && list[0].seen.size >= locations.size)) list.shift();
+    this.commits.set(dbId, list);
+    for (const location of locations) this.pull(dbId, location);
+  }
+
+  /** Stops one location's worker, as if that location went away for a while (tests, maintenance). */
+  stopLocation(location: string): Promise<void> {
+    return this.workers.get(location)?.stop() ?? Promise.resolve();
+  }
+
+  async close(): Promise<void> {
+    await Promise.all([...this.workers.values()].map((w) => w.stop()));
+    for (const list of this.waiters.values()) for (const w of list) clearTimeout(w.timer);
+    this.waiters.clear();
+  }
+
+  private pull(dbId: string, location: string): void {
+    this.worker(location)
+      .sync(key(dbId, location))
+      .catch((e: unknown) => this.deps.log.warn({ err: e, dbId, location }, "replica could not sync"));
+  }
+
+  private async primaryIndex(dbId: string): Promise<number | undefined> {
+    const db = await this.deps.directory.find({ id: dbId });
+    if (!db) return undefined;
+    return this.deps.frameLogs.get(this.deps.files.path(db.primary_location, dbId)).position().index;
+  }
+
+  private worker(location: string): LocationWorker {
+    let w = this.workers.get(location);
+    if (!w) {
+      w = new LocationWorker(location, this.deps.log);
+      this.workers.set(location, w);
+    }
+    return w;
+  }
+}
+
+/** Database id from a primary's file path (`.../<location>/<id>.db`). */
+function dbIdOf(path: string): string {
+  const name = path.slice(path.lastIndexOf("/") + 1);
+  return name.endsWith(".db") ? name.slice(0, -3) : name;
+}
