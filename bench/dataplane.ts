@@ -94,6 +94,7 @@ export async function dataPlaneBenchmark(opts: BenchOptions): Promise<Record<str
       durability: "relaxed",
       transactionTimeoutMs: 5000,
       streamIdleTimeoutMs: 10_000,
+      historyRetentionHours: 24,
     },
     { log: createLogger("silent"), announce: () => {} },
   );

@@ -38,6 +38,8 @@ export interface Config {
   transactionTimeoutMs: number;
   /** An HTTP stream (baton) unused for this many milliseconds is closed. */
   streamIdleTimeoutMs: number;
+  /** How long finished replication generations are kept for replicas catching up, in hours. */
+  historyRetentionHours: number;
 }
 
 const CODE = /^[a-z0-9][a-z0-9-]{0,62}$/;
@@ -95,6 +97,11 @@ const EnvSchema = z.object({
   SHOAL_DURABILITY: z.enum(["relaxed", "strong"]).default("relaxed"),
   SHOAL_TRANSACTION_TIMEOUT_MS: z.coerce.number().int().min(100).max(3_600_000).default(5000),
   SHOAL_STREAM_IDLE_TIMEOUT_MS: z.coerce.number().int().min(100).max(3_600_000).default(10_000),
+  SHOAL_HISTORY_RETENTION_HOURS: z.coerce
+    .number()
+    .min(0)
+    .max(24 * 365)
+    .default(24),
 });
 
 /** Reads the settings once. Only `main.ts` and this module look at `process.env`. */
@@ -123,5 +130,6 @@ export function loadConfig(env: NodeJS.ProcessEnv, version: string): Config {
     durability: e.SHOAL_DURABILITY,
     transactionTimeoutMs: e.SHOAL_TRANSACTION_TIMEOUT_MS,
     streamIdleTimeoutMs: e.SHOAL_STREAM_IDLE_TIMEOUT_MS,
+    historyRetentionHours: e.SHOAL_HISTORY_RETENTION_HOURS,
   });
 }

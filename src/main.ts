@@ -34,6 +34,7 @@ export interface Shoal {
   port: number;
   deps: Deps;
   dataPlane: DataPlane;
+  replication: ReplicationManager;
   /** Settles when start-up reconciliation (sweeping orphans, rebuilding missing replicas) is done. */
   reconciled: Promise<void>;
   /** Stops accepting connections, lets requests in flight finish, then closes the store. */
@@ -118,6 +119,11 @@ export async function startShoal(config: Config, opts: StartOptions = {}): Promi
     });
   });
   deps.meter.start(1000);
+  const pruning = setInterval(
+    () => frameLogs.prune(Date.now() - config.historyRetentionHours * 3_600_000),
+    10 * 60_000,
+  );
+  pruning.unref();
   const port = (server.address() as AddressInfo).port;
   const host = config.host.includes(":") ? `[${config.host}]` : config.host;
   // Replicas sync from this node's own address; a wildcard listen address is reached on loopback.
@@ -139,6 +145,7 @@ export async function startShoal(config: Config, opts: StartOptions = {}): Promi
     port,
     deps,
     dataPlane,
+    replication,
     reconciled,
     close() {
       closing ??= (async () => {
@@ -152,6 +159,7 @@ export async function startShoal(config: Config, opts: StartOptions = {}): Promi
         await drained;
         clearInterval(sweep);
         clearTimeout(deadline);
+        clearInterval(pruning);
         await reconciled;
         await replication.close();
         await deps.meter.stop();

@@ -11,6 +11,7 @@ import { databaseTokenRoutes } from "./routes/database-tokens.js";
 import { databaseRoutes } from "./routes/databases.js";
 import { groupRoutes } from "./routes/groups.js";
 import { healthRoutes } from "./routes/health.js";
+import { instanceRoutes } from "./routes/instances.js";
 import { locationRoutes } from "./routes/locations.js";
 import { memberRoutes } from "./routes/members.js";
 import { organizationRoutes } from "./routes/organizations.js";
@@ -26,6 +27,7 @@ export const ALL_ROUTES: readonly Route[] = [
   ...databaseRoutes,
   ...databaseTokenRoutes,
   ...databaseSettingsRoutes,
+  ...instanceRoutes,
   ...adminUserRoutes,
 ];
 

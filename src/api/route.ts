@@ -13,7 +13,7 @@ export const ErrorBody = z
 
 type Method = "get" | "post" | "patch" | "delete" | "put";
 type AnyObject = z.ZodType<Record<string, unknown>>;
-type ErrorStatus = 400 | 401 | 403 | 404 | 409 | 429;
+type ErrorStatus = 400 | 401 | 403 | 404 | 409 | 429 | 503;
 
 interface RouteDef<P extends AnyObject, Q extends AnyObject, B extends z.ZodType, A extends boolean> {
   method: Method;

@@ -2,6 +2,7 @@ import type { IncomingMessage, ServerResponse } from "node:http";
 import type { Duplex } from "node:stream";
 import type { Deps } from "../domain/context.js";
 import { HttpStreams } from "./hrana/http-streams.js";
+import type { LocationServices } from "./hrana/location-stream.js";
 import type { StreamLimits, StreamServices } from "./hrana/stream.js";
 import { HranaHttp } from "./http.js";
 import type { DataRoute } from "./routing.js";
@@ -23,10 +24,12 @@ export interface DataPlane {
 
 /** Everything that serves SQL to clients: Hrana over HTTP and WebSocket, for every database. */
 export function createDataPlane(deps: Deps, settings: DataPlaneSettings): DataPlane {
-  const services: StreamServices & SyncServices = {
+  const services: StreamServices & SyncServices & LocationServices = {
     pool: deps.pool,
     frameLogs: deps.frameLogs,
     observe: (dbId, location, index) => deps.replicas.observe(dbId, location, index),
+    replicas: deps.replicas,
+    readYourWritesMs: settings.txnTimeoutMs,
     meter: deps.meter,
     limits: { txnTimeoutMs: settings.txnTimeoutMs, lockWaitMs: settings.lockWaitMs },
     async resolveAttach(access, name) {
@@ -40,7 +43,7 @@ export function createDataPlane(deps: Deps, settings: DataPlaneSettings): DataPl
   const ws = new HranaWebSockets(deps, services);
   return {
     handle: (req, res, route) => http.handle(req, res, route),
-    upgrade: (req, socket, head, route) => ws.upgrade(req, socket, head, route.locator),
+    upgrade: (req, socket, head, route) => ws.upgrade(req, socket, head, route.locator, route.location),
     openStreams: () => streams.size,
     close() {
       ws.closeAll();

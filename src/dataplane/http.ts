@@ -6,9 +6,11 @@ import { batchCursorEntries } from "./hrana/cursor.js";
 import { dispatch } from "./hrana/dispatch.js";
 import { HranaError, ProtocolError } from "./hrana/errors.js";
 import type { HttpStreams } from "./hrana/http-streams.js";
+import type { LocationServices } from "./hrana/location-stream.js";
+import { openStream } from "./hrana/open-stream.js";
 import { parseBatch, parseStreamRequest, type StreamRequest } from "./hrana/requests.js";
 import { HTTP_SQL_LIMITS, SqlStore } from "./hrana/sql-store.js";
-import { HranaStream, type StreamServices } from "./hrana/stream.js";
+import type { SqlStream, StreamServices } from "./hrana/stream.js";
 import type { DataRoute } from "./routing.js";
 import { type SyncServices, syncExport, syncFrames, syncInfo } from "./sync.js";
 
@@ -114,7 +116,7 @@ export class HranaHttp {
   constructor(
     private readonly deps: Deps,
     private readonly streams: HttpStreams,
-    private readonly services: StreamServices & SyncServices,
+    private readonly services: StreamServices & SyncServices & LocationServices,
   ) {}
 
   async handle(req: IncomingMessage, res: ServerResponse, route: DataRoute): Promise<void> {
@@ -198,14 +200,18 @@ export class HranaHttp {
     }
   }
 
-  /** Continues the stream a baton names, or opens a new one. */
-  private streamFor(a: DataAccess, baton: string | undefined): { id: number; stream: HranaStream } {
+  /** Continues the stream a baton names, or opens a new one (at the route's location, if any). */
+  private streamFor(
+    a: DataAccess,
+    baton: string | undefined,
+    route: DataRoute,
+  ): { id: number; stream: SqlStream } {
     if (baton !== undefined) {
       const resumed = this.streams.resume(baton, a.database.id);
       resumed.stream.access = a;
       return resumed;
     }
-    const stream = new HranaStream(a, new SqlStore(HTTP_SQL_LIMITS), this.services);
+    const stream = openStream(a, new SqlStore(HTTP_SQL_LIMITS), this.services, route.location);
     return { id: this.streams.open(stream, a.database.id), stream };
   }
 
@@ -220,7 +226,7 @@ export class HranaHttp {
     const body = await readJson(text);
     if (!Array.isArray(body.requests)) throw new ProtocolError("requests must be an array");
     const requests: StreamRequest[] = body.requests.map(parseStreamRequest);
-    const { id, stream } = this.streamFor(a, batonOf(body));
+    const { id, stream } = this.streamFor(a, batonOf(body), route);
     const results = [];
     try {
       for (const r of requests) {
@@ -250,7 +256,7 @@ export class HranaHttp {
     const a = await this.access(req, route);
     const body = await readJson(text);
     const batch = parseBatch(body.batch);
-    const { id, stream } = this.streamFor(a, batonOf(body));
+    const { id, stream } = this.streamFor(a, batonOf(body), route);
     let entries: Array<Record<string, unknown>>;
     try {
       entries = batchCursorEntries(await stream.batch(batch));

@@ -8,9 +8,11 @@ import { AppError } from "../errors.js";
 import { batchCursorEntries } from "./hrana/cursor.js";
 import { dispatch } from "./hrana/dispatch.js";
 import { HranaError, ProtocolError } from "./hrana/errors.js";
+import type { LocationServices } from "./hrana/location-stream.js";
+import { openStream } from "./hrana/open-stream.js";
 import { parseBatch, parseStreamRequest, type Stmt, type StreamRequest } from "./hrana/requests.js";
 import { SqlStore, WS_SQL_LIMITS } from "./hrana/sql-store.js";
-import { HranaStream, type StreamServices } from "./hrana/stream.js";
+import type { SqlStream, StreamServices } from "./hrana/stream.js";
 
 const SUBPROTOCOLS = ["hrana3", "hrana2", "hrana1"];
 /** WebSocket close codes: 1002 protocol error, 1008 policy (authentication). */
@@ -31,12 +33,18 @@ export class HranaWebSockets {
 
   constructor(
     private readonly deps: Deps,
-    private readonly services: StreamServices,
+    private readonly services: StreamServices & LocationServices,
   ) {}
 
-  upgrade(req: IncomingMessage, socket: Duplex, head: Buffer, locator: DatabaseLocator): void {
+  upgrade(
+    req: IncomingMessage,
+    socket: Duplex,
+    head: Buffer,
+    locator: DatabaseLocator,
+    location?: string,
+  ): void {
     this.wss.handleUpgrade(req, socket, head, (ws) => {
-      const conn = new HranaWsConnection(ws, locator, this.deps, this.services);
+      const conn = new HranaWsConnection(ws, locator, location, this.deps, this.services);
       this.connections.add(conn);
       ws.once("close", () => {
         conn.closeStreams();
@@ -51,7 +59,7 @@ export class HranaWebSockets {
 }
 
 interface StreamEntry {
-  stream?: HranaStream;
+  stream?: SqlStream;
   chain: Promise<void>;
 }
 
@@ -70,8 +78,9 @@ class HranaWsConnection {
   constructor(
     private readonly ws: WebSocket,
     private readonly locator: DatabaseLocator,
+    private readonly location: string | undefined,
     private readonly deps: Deps,
-    private readonly services: StreamServices,
+    private readonly services: StreamServices & LocationServices,
   ) {
     ws.on("message", (data, isBinary) => {
       try {
@@ -132,7 +141,17 @@ class HranaWsConnection {
         const entry: StreamEntry = { chain: Promise.resolve() };
         this.streams.set(streamId, entry);
         this.enqueue(entry, async (access) => {
-          entry.stream = new HranaStream(access, this.sqls, this.services);
+          try {
+            entry.stream = openStream(access, this.sqls, this.services, this.location);
+          } catch (e) {
+            if (!(e instanceof AppError)) throw e;
+            this.send({
+              type: "response_error",
+              request_id: id,
+              error: { message: e.message, code: e.code ?? "ERROR" },
+            });
+            return;
+          }
           this.respond(id, { type: "open_stream" });
         });
         return;

@@ -24,6 +24,13 @@ export interface Principal {
   scopes: readonly string[] | null;
 }
 
+/** Rows read on a replica. */
+export interface ReplicaRows {
+  columns: Array<{ name: string; decltype: string | null }>;
+  rows: unknown[][];
+  durationMs: number;
+}
+
 /**
  * Replicas in the non-primary locations of a group, as the domain asks for them. Implemented by
  * the replication layer; a port here so the domain doesn't depend on it.
@@ -39,6 +46,10 @@ export interface ReplicaPort {
   waitCaughtUp(dbIds: readonly string[], location: string, timeoutMs: number): Promise<boolean>;
   /** What the primary learned from a replica's sync request: it has everything up to `index`. */
   observe(dbId: string, location: string, index: number): void;
+  /** Resolves true once the replica has everything up to replication index `index`. */
+  waitFor(dbId: string, location: string, index: number, timeoutMs: number): Promise<boolean>;
+  /** Runs a read statement on the replica. */
+  query(dbId: string, location: string, sql: string, args: unknown): Promise<ReplicaRows>;
   status(location: string): "up" | "down";
 }
 

@@ -3,11 +3,11 @@ import { ForbiddenError, NotFoundError, UnauthenticatedError } from "../errors.j
 import { verifyJwt } from "../lib/jwt.js";
 import type { DatabaseForDataPlane } from "../store/databases.js";
 import type { Deps } from "./context.js";
-import type { DatabaseLocator } from "./directory.js";
+import type { DatabaseLocator, DataPlaneDatabase } from "./directory.js";
 
 /** What a verified database token lets its bearer do on one database. */
 export interface DataAccess {
-  database: DatabaseForDataPlane;
+  database: DataPlaneDatabase;
   /** File of the database's primary instance. */
   path: string;
   canWrite: boolean;
@@ -130,7 +130,7 @@ function checkScope(database: DatabaseForDataPlane, claims: TokenClaims): "own" 
   throw new UnauthenticatedError("the token is not scoped to a database or group", "AUTH_JWT_INVALID");
 }
 
-function grant(deps: Deps, database: DatabaseForDataPlane, claims: TokenClaims): DataAccess {
+function grant(deps: Deps, database: DataPlaneDatabase, claims: TokenClaims): DataAccess {
   return {
     database,
     path: deps.directory.pathOf(database, deps.files),

@@ -4,8 +4,11 @@ import type { Store } from "../store/store.js";
 
 export type DatabaseLocator = { label: string } | { orgSlug: string; name: string } | { id: string };
 
+/** A database as the data plane sees it: placement, settings, generations, and its group's locations. */
+export type DataPlaneDatabase = DatabaseForDataPlane & { locations: string[] };
+
 interface Entry {
-  record: DatabaseForDataPlane;
+  record: DataPlaneDatabase;
   at: number;
 }
 
@@ -26,16 +29,21 @@ export class DatabaseDirectory {
   ) {}
 
   /** The cached record, if fresh; no store access (the data plane's synchronous fast path). */
-  peek(locator: DatabaseLocator, now = Date.now()): DatabaseForDataPlane | undefined {
+  peek(locator: DatabaseLocator, now = Date.now()): DataPlaneDatabase | undefined {
     const hit = this.entries.get(keyOf(locator));
     return hit && now - hit.at < this.ttlMs ? hit.record : undefined;
   }
 
-  async find(locator: DatabaseLocator, now = Date.now()): Promise<DatabaseForDataPlane | undefined> {
+  async find(locator: DatabaseLocator, now = Date.now()): Promise<DataPlaneDatabase | undefined> {
     const key = keyOf(locator);
     const hit = this.entries.get(key);
     if (hit && now - hit.at < this.ttlMs) return hit.record;
-    const record = await this.store.read((r) => r.databases.findForDataPlane(locator));
+    const record = await this.store.read(async (r) => {
+      const found = await r.databases.findForDataPlane(locator);
+      if (!found) return undefined;
+      const locations = (await r.groups.locationsOf([found.group_id])).get(found.group_id) ?? [];
+      return { ...found, locations };
+    });
     if (!record) {
       this.entries.delete(key);
       return undefined;

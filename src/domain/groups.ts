@@ -3,7 +3,7 @@ import { newUuid } from "../lib/ids.js";
 import { isoTime } from "../lib/time.js";
 import type { Repos } from "../store/store.js";
 import { audit } from "./audit.js";
-import type { Ctx } from "./context.js";
+import type { Ctx, Deps } from "./context.js";
 import { instancesOfGroup, removeInstances } from "./instances.js";
 import { checkGroupName } from "./names.js";
 import { requireOrgAccess } from "./roles.js";
@@ -12,10 +12,20 @@ import { type Group, toGroup } from "./views.js";
 export const groupNotFound = () => new NotFoundError("group not found");
 
 /** Loads a group by name within an organization, with its locations. */
-export async function loadGroup(r: Repos, orgId: string, name: string): Promise<Group | undefined> {
+export async function loadGroup(
+  r: Repos,
+  orgId: string,
+  name: string,
+  deps?: Deps,
+): Promise<Group | undefined> {
   const row = await r.groups.findByName(orgId, name);
   if (!row) return undefined;
-  return toGroup(row, (await r.groups.locationsOf([row.id])).get(row.id) ?? []);
+  return toGroup(row, (await r.groups.locationsOf([row.id])).get(row.id) ?? [], statusOf(deps));
+}
+
+/** How a group reports its locations: the replication layer knows whether each one is serving. */
+export function statusOf(deps: Deps | undefined): (location: string) => "up" | "down" {
+  return (l) => deps?.replicas.status(l) ?? "up";
 }
 
 /** Creates a group whose primary location is `location` (the catalogue's first when omitted). */
@@ -60,14 +70,14 @@ export async function listGroups(ctx: Ctx, slug: string): Promise<Group[]> {
     const { org } = await requireOrgAccess(r, ctx.actor, slug, "read");
     const rows = await r.groups.list(org.id);
     const locations = await r.groups.locationsOf(rows.map((g) => g.id));
-    return rows.map((g) => toGroup(g, locations.get(g.id) ?? []));
+    return rows.map((g) => toGroup(g, locations.get(g.id) ?? [], statusOf(ctx.deps)));
   });
 }
 
 export async function getGroup(ctx: Ctx, slug: string, name: string): Promise<Group> {
   return ctx.deps.store.read(async (r) => {
     const { org } = await requireOrgAccess(r, ctx.actor, slug, "read");
-    const group = await loadGroup(r, org.id, name);
+    const group = await loadGroup(r, org.id, name, ctx.deps);
     if (!group) throw groupNotFound();
     return group;
   });

@@ -37,6 +37,8 @@ export interface Group {
   primary: string;
   /** Every location of the group, the primary first. */
   locations: string[];
+  /** Whether each location is serving: a replica location is down while its worker is. */
+  status: Record<string, "up" | "down">;
   archived: boolean;
   deleteProtection: boolean;
   createdAt: string;
@@ -87,12 +89,17 @@ export function toUser(r: UserRow): User {
   };
 }
 
-export function toGroup(r: GroupRow, locations: string[]): Group {
+export function toGroup(
+  r: GroupRow,
+  locations: string[],
+  status: (location: string) => "up" | "down" = () => "up",
+): Group {
   return {
     id: r.id,
     name: r.name,
     primary: r.primary_location,
     locations,
+    status: Object.fromEntries(locations.map((l) => [l, l === r.primary_location ? "up" : status(l)])),
     archived: r.archived === 1,
     deleteProtection: r.delete_protection === 1,
     createdAt: r.created_at,

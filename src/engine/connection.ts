@@ -229,7 +229,10 @@ function resetExplain(stmt: Database.Statement, bound: SqlValue[] | Record<strin
  * exact name or else `x`; too many or missing arguments are refused. (The driver itself would pad
  * missing ones with NULL and ignore extra ones, hiding client bugs.)
  */
-function bindArguments(p: Prepared, args: SqlArgs): SqlValue[] | Record<string, SqlValue> {
+export function bindArguments(
+  p: Pick<Prepared, "params">,
+  args: SqlArgs,
+): SqlValue[] | Record<string, SqlValue> {
   const invalid = (detail: string) =>
     new SqlInputError("ARGS_INVALID", `Arguments do not match SQL parameters: ${detail}`);
   const positional = Array.isArray(args) ? (args as readonly SqlValue[]) : undefined;

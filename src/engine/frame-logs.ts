@@ -68,6 +68,16 @@ export class FrameLogs {
     }
   }
 
+  /**
+   * Deletes archived generations that ended before `before` (keeping each database's newest
+   * archive). A replica still inside a deleted generation gets 410 and must start over.
+   */
+  prune(before: number): number {
+    let dropped = 0;
+    for (const log of this.logs.values()) dropped += log.prune(before, 1).length;
+    return dropped;
+  }
+
   /** Forgets a database whose files are being removed. */
   forget(path: string): void {
     this.logs.delete(path);

@@ -1,4 +1,5 @@
 import { Worker } from "node:worker_threads";
+import type { ReplicaRows } from "../domain/context.js";
 import type { Logger } from "../lib/logger.js";
 
 export interface ReplicaSpec {
@@ -7,17 +8,14 @@ export interface ReplicaSpec {
   token: string;
 }
 
-export interface ReplicaRows {
-  columns: Array<{ name: string; decltype: string | null }>;
-  rows: unknown[][];
-  durationMs: number;
-}
+export type { ReplicaRows } from "../domain/context.js";
 
 /** An error reported by the worker for one request. */
 export class WorkerError extends Error {
   constructor(
     message: string,
     readonly code?: string,
+    readonly rawCode?: number,
   ) {
     super(message);
   }
@@ -76,12 +74,15 @@ export class LocationWorker {
     const w = new Worker(new URL("./location-worker.js", import.meta.url), {
       workerData: { maxOpen: this.maxOpen },
     });
-    w.on("message", (m: { id: number; ok: boolean; result?: unknown; error?: string; code?: string }) => {
-      const p = this.pending.get(m.id);
-      this.pending.delete(m.id);
-      if (m.ok) p?.resolve(m.result);
-      else p?.reject(new WorkerError(m.error ?? "replica worker failed", m.code));
-    });
+    w.on(
+      "message",
+      (m: { id: number; ok: boolean; result?: unknown; error?: string; code?: string; rawCode?: number }) => {
+        const p = this.pending.get(m.id);
+        this.pending.delete(m.id);
+        if (m.ok) p?.resolve(m.result);
+        else p?.reject(new WorkerError(m.error ?? "replica worker failed", m.code, m.rawCode));
+      },
+    );
     const fail = (e: Error) => {
       this.healthy = false;
       if (this.worker === w) this.worker = undefined;

@@ -133,6 +133,13 @@ async function handle(m) {
 parentPort?.on("message", (/** @type {{ id: number; op: string }} */ m) => {
   handle(m).then(
     (result) => parentPort?.postMessage({ id: m.id, ok: true, result }),
-    (e) => parentPort?.postMessage({ id: m.id, ok: false, error: String(e?.message ?? e), code: e?.code }),
+    (e) =>
+      parentPort?.postMessage({
+        id: m.id,
+        ok: false,
+        error: String(e?.message ?? e),
+        code: e?.code,
+        rawCode: e?.rawCode,
+      }),
   );
 });

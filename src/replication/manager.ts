@@ -27,6 +27,8 @@ export class ReplicationManager implements ReplicaPort {
   private readonly waiters = new Map<string, Waiter[]>();
   /** Recent commits per database, to measure how long replicas took to have them. */
   private readonly commits = new Map<string, Array<{ index: number; at: number; seen: Set<string> }>>();
+  /** Locations whose replicas are paused: they report down and don't pull until resumed. */
+  private readonly paused = new Set<string>();
   readonly lag = new LagStats();
 
   constructor(
@@ -73,6 +75,7 @@ export class ReplicationManager implements ReplicaPort {
   }
 
   status(location: string): "up" | "down" {
+    if (this.paused.has(location)) return "down";
     const w = this.workers.get(location);
     return !w || w.up ? "up" : "down";
   }
@@ -146,9 +149,16 @@ export class ReplicationManager implements ReplicaPort {
     for (const location of locations) this.pull(dbId, location);
   }
 
-  /** Stops one location's worker, as if that location went away for a while (tests, maintenance). */
-  stopLocation(location: string): Promise<void> {
-    return this.workers.get(location)?.stop() ?? Promise.resolve();
+  /** Stops one location's replicas, as if the location went away (maintenance, tests). */
+  async pauseLocation(location: string): Promise<void> {
+    this.paused.add(location);
+    await this.workers.get(location)?.stop();
+  }
+
+  /** Brings a paused location back: each of its replicas pulls what it missed. */
+  resumeLocation(location: string): void {
+    if (!this.paused.delete(location)) return;
+    for (const [dbId, locations] of this.placements) if (locations.has(location)) this.pull(dbId, location);
   }
 
   async close(): Promise<void> {
@@ -158,9 +168,25 @@ export class ReplicationManager implements ReplicaPort {
   }
 
   private pull(dbId: string, location: string): void {
+    if (this.paused.has(location)) return;
     this.worker(location)
       .sync(key(dbId, location))
-      .catch((e: unknown) => this.deps.log.warn({ err: e, dbId, location }, "replica could not sync"));
+      .catch((e: unknown) => {
+        // 410: the generation this replica was in is gone (pruned, or lost to a checkpoint Shoal
+        // didn't make). libSQL's client can't recover by itself; build the replica again.
+        if (e instanceof Error && /\b410\b/.test(e.message)) {
+          this.deps.log.warn({ dbId, location }, "replica fell behind the kept history; rebuilding it");
+          this.rebuild(dbId, location);
+          return;
+        }
+        this.deps.log.warn({ err: e, dbId, location }, "replica could not sync");
+      });
+  }
+
+  private rebuild(dbId: string, location: string): void {
+    this.drop(dbId, location)
+      .then(() => this.ensure(dbId, location))
+      .catch((e: unknown) => this.deps.log.error({ err: e, dbId, location }, "could not rebuild a replica"));
   }
 
   private async primaryIndex(dbId: string): Promise<number | undefined> {

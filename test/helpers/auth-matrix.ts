@@ -174,6 +174,22 @@ export const AUTH_MATRIX: Record<string, MatrixEntry> = {
     path: (f) => `${o(f)}/databases/${f.database}/stats`,
   },
 
+  "GET /v1/organizations/{organizationName}/databases/{databaseName}/instances": {
+    kind: "org",
+    viewer: "allow",
+    path: (f) => `${o(f)}/databases/${f.database}/instances`,
+  },
+  "GET /v1/organizations/{organizationName}/databases/{databaseName}/instances/{instanceName}": {
+    kind: "org",
+    viewer: "allow",
+    path: (f) => `${o(f)}/databases/${f.database}/instances/aws-us-east-1`,
+  },
+  "GET /v1/organizations/{organizationName}/groups/{groupName}/locations/{location}/wait": {
+    kind: "org",
+    viewer: "allow",
+    path: (f) => `${o(f)}/groups/${f.group}/locations/aws-us-east-1/wait`,
+  },
+
   "POST /v1/admin/users": {
     kind: "admin",
     path: () => "/v1/admin/users",

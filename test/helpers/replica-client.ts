@@ -58,3 +58,54 @@ export function replicaClient(): ReplicaClient & { terminate(): Promise<number> 
     terminate: () => worker.terminate(),
   };
 }
+
+/** `@libsql/client` with a local file and a syncUrl (its embedded-replica mode), in a worker thread. */
+export interface ClientReplica {
+  open(config: Record<string, unknown>): Promise<void>;
+  sync(): Promise<unknown>;
+  execute(sql: string, args?: unknown[]): Promise<{ rows: unknown[][]; rowsAffected: number }>;
+  terminate(): Promise<number>;
+}
+
+const CLIENT_WORKER = `
+const { parentPort } = require("node:worker_threads");
+const { createClient } = require(${JSON.stringify(require.resolve("@libsql/client"))});
+let client;
+parentPort.on("message", async ({ id, op, args }) => {
+  try {
+    let result;
+    if (op === "open") client = createClient(args);
+    else if (op === "sync") result = await client.sync();
+    else if (op === "execute") {
+      const rs = await client.execute({ sql: args.sql, args: args.args ?? [] });
+      result = { rows: rs.rows.map((r) => Array.from(r)), rowsAffected: rs.rowsAffected };
+    }
+    parentPort.postMessage({ id, ok: true, result });
+  } catch (e) {
+    parentPort.postMessage({ id, ok: false, error: String(e && e.message || e) });
+  }
+});`;
+
+export function clientReplica(): ClientReplica {
+  const worker = new Worker(CLIENT_WORKER, { eval: true });
+  let next = 0;
+  const pending = new Map<number, { resolve: (v: any) => void; reject: (e: Error) => void }>();
+  worker.on("message", (m: { id: number; ok: boolean; result?: unknown; error?: string }) => {
+    const p = pending.get(m.id);
+    pending.delete(m.id);
+    if (m.ok) p?.resolve(m.result);
+    else p?.reject(new Error(m.error));
+  });
+  const call = (op: string, args?: unknown) =>
+    new Promise<any>((resolve, reject) => {
+      const id = next++;
+      pending.set(id, { resolve, reject });
+      worker.postMessage({ id, op, args });
+    });
+  return {
+    open: (config) => call("open", config),
+    sync: () => call("sync"),
+    execute: (sql, args) => call("execute", { sql, args }),
+    terminate: () => worker.terminate(),
+  };
+}

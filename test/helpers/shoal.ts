@@ -35,6 +35,7 @@ export function testConfig(dataDir: string, overrides: Partial<Config> = {}): Co
     durability: "relaxed",
     transactionTimeoutMs: 5000,
     streamIdleTimeoutMs: 10_000,
+    historyRetentionHours: 24,
     ...overrides,
   };
 }

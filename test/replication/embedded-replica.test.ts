@@ -4,7 +4,7 @@ import path from "node:path";
 import { createClient } from "@libsql/client";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { mintToken, setupDatabase, type TestDatabase } from "../helpers/dataplane.js";
-import { replicaClient } from "../helpers/replica-client.js";
+import { clientReplica, replicaClient } from "../helpers/replica-client.js";
 import { startTestShoal, type TestShoal } from "../helpers/shoal.js";
 
 let h: TestShoal;
@@ -58,6 +58,22 @@ describe("embedded replicas of a Shoal database (libsql package, sync protocol v
     const c = createClient({ url: db.urls.httpPath, authToken: db.token });
     expect((await c.execute("SELECT count(*) AS n FROM t WHERE v = 'from-replica'")).rows[0]!.n).toBe(1);
     await r.terminate();
+  });
+
+  it("works through @libsql/client's embedded-replica mode (file URL + syncUrl)", async () => {
+    const c = clientReplica();
+    await c.open({ url: `file:${path.join(dir, "client.db")}`, syncUrl: syncUrl(), authToken: db.token });
+    await c.sync();
+    expect((await c.execute("SELECT count(*) FROM t")).rows[0]![0]).toBeGreaterThanOrEqual(5);
+    const ins = await c.execute("INSERT INTO t (v) VALUES (?)", ["from-client-replica"]);
+    expect(ins.rowsAffected).toBe(1);
+    // readYourWrites (the default): the write is readable locally at once.
+    expect((await c.execute("SELECT count(*) FROM t WHERE v = 'from-client-replica'")).rows).toEqual([[1]]);
+    const primary = createClient({ url: db.urls.httpPath, authToken: db.token });
+    await primary.execute("INSERT INTO t (v) VALUES ('later')");
+    await c.sync();
+    expect((await c.execute("SELECT count(*) FROM t WHERE v = 'later'")).rows).toEqual([[1]]);
+    await c.terminate();
   });
 
   it("lets a read-only token sync but not write", async () => {

@@ -29,6 +29,6 @@ export function groupWire(g: Group, version: string): z.infer<typeof GroupWire> 
     locations: g.locations,
     archived: g.archived,
     delete_protection: g.deleteProtection,
-    status: { locations: g.locations.map((name) => ({ name, status: "up" as const })) },
+    status: { locations: g.locations.map((name) => ({ name, status: g.status[name] ?? "up" })) },
   };
 }

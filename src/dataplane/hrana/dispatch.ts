@@ -1,12 +1,12 @@
 import type { StreamRequest } from "./requests.js";
 import { batchResultJson, stmtResultJson } from "./results.js";
-import type { HranaStream } from "./stream.js";
+import type { SqlStream } from "./stream.js";
 
 /**
  * Runs one stream request and builds its response body. Failures throw: a HranaError is that
  * request's error result; a ProtocolError fails the transport request.
  */
-export async function dispatch(stream: HranaStream, req: StreamRequest): Promise<Record<string, unknown>> {
+export async function dispatch(stream: SqlStream, req: StreamRequest): Promise<Record<string, unknown>> {
   switch (req.type) {
     case "execute": {
       const r = stream.execute(req.stmt);

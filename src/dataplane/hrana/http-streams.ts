@@ -1,9 +1,9 @@
 import { createHmac, randomBytes, timingSafeEqual } from "node:crypto";
 import { ProtocolError } from "./errors.js";
-import type { HranaStream } from "./stream.js";
+import type { SqlStream } from "./stream.js";
 
 interface Entry {
-  stream: HranaStream;
+  stream: SqlStream;
   dbId: string;
   seq: number;
   busy: boolean;
@@ -32,14 +32,14 @@ export class HttpStreams {
   }
 
   /** Registers a new stream and marks it busy for the request that opened it. */
-  open(stream: HranaStream, dbId: string): number {
+  open(stream: SqlStream, dbId: string): number {
     const id = this.nextId++;
     this.entries.set(id, { stream, dbId, seq: 0, busy: true, idle: undefined });
     return id;
   }
 
   /** Takes the stream a baton names, for one request. */
-  resume(baton: string, dbId: string): { id: number; stream: HranaStream } {
+  resume(baton: string, dbId: string): { id: number; stream: SqlStream } {
     const [idText, seqText, mac] = baton.split(".");
     const id = Number(idText);
     const seq = Number(seqText);

@@ -39,6 +39,19 @@ export interface BatchOutcome {
   errors: Array<HranaError | null>;
 }
 
+/** What a transport needs from a stream, wherever its statements run. */
+export interface SqlStream {
+  access: DataAccess;
+  readonly sqls: SqlStore;
+  readonly isClosed: boolean;
+  execute(stmt: Stmt): ExecResult | Promise<ExecResult>;
+  batch(batch: Batch): Promise<BatchOutcome>;
+  sequence(ref: { sql?: string; sqlId?: number }): Promise<void>;
+  describe(ref: { sql?: string; sqlId?: number }): DescribeResult;
+  isAutocommit(): boolean;
+  close(): void;
+}
+
 /**
  * A Hrana stream: one SQLite connection held for the stream's life, so an interactive transaction
  * spans requests. It takes the database's write lock before its first write and keeps it until the
@@ -46,7 +59,7 @@ export interface BatchOutcome {
  * than the limit is rolled back as soon as another writer waits for it, so an abandoned client
  * can't stall the database; the stream's next request then fails with TRANSACTION_TIMEOUT.
  */
-export class HranaStream {
+export class HranaStream implements SqlStream {
   private conn: EngineConnection | undefined;
   private holdsLock = false;
   private lockedAt = 0;
@@ -266,7 +279,7 @@ export class HranaStream {
     return new HranaError("TRANSACTION_TIMEOUT", "Transaction timed out");
   }
 
-  private sqlOf(ref: { sql?: string; sqlId?: number }): string {
+  sqlOf(ref: { sql?: string; sqlId?: number }): string {
     if (ref.sql !== undefined) return ref.sql;
     const sql = this.sqls.get(ref.sqlId!);
     if (sql === undefined) throw new ProtocolError(`SQL text ${ref.sqlId} not found`);
@@ -291,7 +304,7 @@ export class HranaStream {
   }
 }
 
-function argsOf(stmt: Stmt): SqlArgs {
+export function argsOf(stmt: Stmt): SqlArgs {
   if (stmt.args.length > 0 && stmt.namedArgs.length > 0) {
     throw new HranaError(
       "ARGS_BOTH_POSITIONAL_AND_NAMED",

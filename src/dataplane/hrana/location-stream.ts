@@ -1,0 +1,154 @@
+import type { ReplicaPort } from "../../domain/context.js";
+import type { DataAccess } from "../../domain/data-access.js";
+import type { UsageMeter } from "../../domain/usage-meter.js";
+import { bindArguments, type ExecResult, type SqlValue } from "../../engine/connection.js";
+import type { FrameLogs } from "../../engine/frame-logs.js";
+import { splitStatements, statementParameters } from "../../engine/sql-lexer.js";
+import { HranaError, toHranaError } from "./errors.js";
+import type { Batch, Stmt } from "./requests.js";
+import type { SqlStore } from "./sql-store.js";
+import {
+  argsOf,
+  type BatchOutcome,
+  type DescribeResult,
+  type HranaStream,
+  type SqlStream,
+} from "./stream.js";
+
+export interface LocationServices {
+  replicas: ReplicaPort;
+  frameLogs: FrameLogs;
+  meter: UsageMeter;
+  /** How long a read waits for the replica to have this stream's own write before reading at the primary. */
+  readYourWritesMs: number;
+}
+
+/**
+ * A stream opened at a replica location. Plain reads run on the location's replica; writes,
+ * batches and everything inside a transaction go to the primary through an ordinary stream. A
+ * write's answer waits until the replica has it (read-your-writes); if the replica can't get there
+ * in time, this stream's next read runs at the primary instead.
+ */
+export class LocationStream implements SqlStream {
+  /** Replication index this stream's own writes reached; its reads must see at least this. */
+  private mustSee = 0;
+
+  constructor(
+    readonly location: string,
+    private readonly primary: HranaStream,
+    private readonly services: LocationServices,
+  ) {}
+
+  get access(): DataAccess {
+    return this.primary.access;
+  }
+
+  set access(a: DataAccess) {
+    this.primary.access = a;
+  }
+
+  get sqls(): SqlStore {
+    return this.primary.sqls;
+  }
+
+  get isClosed(): boolean {
+    return this.primary.isClosed;
+  }
+
+  execute(stmt: Stmt): ExecResult | Promise<ExecResult> {
+    if (this.primary.isAutocommit()) {
+      const sql = this.primary.sqlOf(stmt);
+      const statements = splitStatements(sql);
+      // Anything but a single plain read (including a text the primary will refuse) goes there.
+      if (statements.length === 1 && statements[0]!.kind === "read") return this.readHere(sql, stmt);
+    }
+    return this.onPrimary(() => this.primary.execute(stmt));
+  }
+
+  batch(batch: Batch): Promise<BatchOutcome> {
+    return this.onPrimary(() => this.primary.batch(batch));
+  }
+
+  sequence(ref: { sql?: string; sqlId?: number }): Promise<void> {
+    return this.onPrimary(() => this.primary.sequence(ref));
+  }
+
+  describe(ref: { sql?: string; sqlId?: number }): DescribeResult {
+    return this.primary.describe(ref);
+  }
+
+  isAutocommit(): boolean {
+    return this.primary.isAutocommit();
+  }
+
+  close(): void {
+    this.primary.close();
+  }
+
+  /**
+   * Runs on the primary. When that ends a write (back in autocommit), the answer waits until this
+   * location's replica has the write, like libSQL's embedded replicas do, so any later read here,
+   * on any stream, sees it; should the replica be too slow, this stream's next read goes to the primary.
+   */
+  private async onPrimary<T>(run: () => T | Promise<T>): Promise<T> {
+    try {
+      return await run();
+    } finally {
+      if (this.primary.isAutocommit()) {
+        const index = this.services.frameLogs.get(this.access.path).position().index;
+        if (index > this.mustSee) {
+          this.mustSee = index;
+          const db = this.access.database;
+          if (
+            await this.services.replicas.waitFor(db.id, this.location, index, this.services.readYourWritesMs)
+          ) {
+            this.mustSee = 0;
+          }
+        }
+      }
+    }
+  }
+
+  private async readHere(sql: string, stmt: Stmt): Promise<ExecResult> {
+    const db = this.access.database;
+    if (db.block_reads === 1)
+      throw new HranaError("BLOCKED", "Operation was blocked: reads are blocked on this database");
+    if (this.mustSee > 0) {
+      const caughtUp = await this.services.replicas.waitFor(
+        db.id,
+        this.location,
+        this.mustSee,
+        this.services.readYourWritesMs,
+      );
+      // Too far behind: read at the primary rather than miss this stream's own write.
+      if (!caughtUp) return this.primary.execute(stmt);
+      this.mustSee = 0;
+    }
+    let args: SqlValue[] | Record<string, SqlValue>;
+    try {
+      args = bindArguments({ params: statementParameters(sql) }, argsOf(stmt));
+    } catch (e) {
+      throw toHranaError(e, "prepare");
+    }
+    let read: Awaited<ReturnType<ReplicaPort["query"]>>;
+    try {
+      read = await this.services.replicas.query(db.id, this.location, sql, args);
+    } catch (e) {
+      // The lexer called it a read but SQLite disagrees (a PRAGMA that writes): let the primary run it.
+      if ((e as { code?: string }).code === "REPLICA_READ_ONLY")
+        return this.onPrimary(() => this.primary.execute(stmt));
+      throw toHranaError(e, "prepare");
+    }
+    const rows = read.rows as SqlValue[][];
+    this.services.meter.record({ id: db.id, orgId: db.org_id }, sql, rows.length, 0, read.durationMs);
+    return {
+      columns: read.columns,
+      rows: stmt.wantRows ? rows : [],
+      affectedRowCount: 0,
+      lastInsertRowid: null,
+      rowsRead: rows.length,
+      rowsWritten: 0,
+      durationMs: read.durationMs,
+    };
+  }
+}

@@ -1,0 +1,27 @@
+import type { DataAccess } from "../../domain/data-access.js";
+import { NotFoundError } from "../../errors.js";
+import { type LocationServices, LocationStream } from "./location-stream.js";
+import type { SqlStore } from "./sql-store.js";
+import { HranaStream, type SqlStream, type StreamServices } from "./stream.js";
+
+/**
+ * A new stream for a request: on the primary, or, when the request named another location of the
+ * group, at that location (reads on its replica, the rest forwarded to the primary).
+ */
+export function openStream(
+  access: DataAccess,
+  sqls: SqlStore,
+  services: StreamServices & LocationServices,
+  location: string | undefined,
+): SqlStream {
+  const primary = new HranaStream(access, sqls, services);
+  if (location === undefined || location === access.database.primary_location) return primary;
+  if (!access.database.locations.includes(location)) {
+    primary.close();
+    throw new NotFoundError(
+      `database ${access.database.name} has no instance in ${location}`,
+      "INSTANCE_NOT_FOUND",
+    );
+  }
+  return new LocationStream(location, primary, services);
+}
