@@ -4,6 +4,7 @@
  */
 import { writeFile } from "node:fs/promises";
 import { dataPlaneBenchmark } from "./dataplane.js";
+import { replicationBenchmark } from "./replication.js";
 
 const args = process.argv.slice(2);
 const quick = args.includes("--quick");
@@ -13,6 +14,7 @@ const only = onlyAt >= 0 ? args[onlyAt + 1] : undefined;
 
 const benchmarks: Record<string, (o: { quick: boolean }) => Promise<Record<string, unknown>>> = {
   dataplane: dataPlaneBenchmark,
+  replication: replicationBenchmark,
 };
 
 const figures: Record<string, unknown> = { date: new Date().toISOString(), node: process.version, quick };

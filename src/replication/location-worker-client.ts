@@ -117,10 +117,15 @@ export class LocationWorker {
     return this.post(worker ?? (await this.ensureWorker()), msg);
   }
 
+  /**
+   * An idle worker doesn't keep the process alive (it is unref'd), but one with a request in
+   * flight does: otherwise a shutdown awaiting its answer could see the process exit under it.
+   */
   private post(w: Worker, msg: Record<string, unknown>): Promise<unknown> {
     const id = this.next++;
     return new Promise((resolve, reject) => {
       this.pending.set(id, { resolve, reject });
+      w.ref();
       w.postMessage({ id, ...msg });
     });
   }
