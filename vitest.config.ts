@@ -1,12 +1,31 @@
 import { defineConfig } from "vitest/config";
 
+const shared = {
+  // Each file boots its own servers on random ports and temp folders, so files can run in parallel;
+  // the native libsql addon is only safe in forked processes, not worker threads.
+  pool: "forks" as const,
+  testTimeout: 30_000,
+  hookTimeout: 60_000,
+};
+
+/**
+ * Two projects: everything on the embedded SQLite store, and the control-plane suites again with
+ * the store on a real PostgreSQL server that the run starts itself (SHOAL_TEST_STORE tells
+ * test/helpers/shoal.ts which store to give each Shoal it boots).
+ */
 export default defineConfig({
   test: {
-    include: ["test/**/*.test.ts"],
-    // Each file boots its own servers on random ports and temp folders, so files can run in parallel;
-    // the native libsql addon is only safe in forked processes, not worker threads.
-    pool: "forks",
-    testTimeout: 30_000,
-    hookTimeout: 60_000,
+    projects: [
+      { test: { ...shared, name: "sqlite", include: ["test/**/*.test.ts"] } },
+      {
+        test: {
+          ...shared,
+          name: "postgres",
+          include: ["test/api/**/*.test.ts", "test/service/**/*.test.ts"],
+          env: { SHOAL_TEST_STORE: "postgres" },
+          globalSetup: ["test/global-setup-postgres.ts"],
+        },
+      },
+    ],
   },
 });

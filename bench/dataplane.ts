@@ -95,6 +95,7 @@ export async function dataPlaneBenchmark(opts: BenchOptions): Promise<Record<str
       transactionTimeoutMs: 5000,
       streamIdleTimeoutMs: 10_000,
       historyRetentionHours: 24,
+      metadataUrl: undefined,
     },
     { log: createLogger("silent"), announce: () => {} },
   );

@@ -34,6 +34,7 @@ async function boot(dir: string): Promise<Shoal> {
       transactionTimeoutMs: 5000,
       streamIdleTimeoutMs: 10_000,
       historyRetentionHours: 24,
+      metadataUrl: undefined,
     },
     { log: createLogger("silent"), announce: () => {} },
   );

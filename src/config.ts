@@ -40,6 +40,8 @@ export interface Config {
   streamIdleTimeoutMs: number;
   /** How long finished replication generations are kept for replicas catching up, in hours. */
   historyRetentionHours: number;
+  /** PostgreSQL URL of the control-plane store; unset: the embedded store in the data folder. */
+  metadataUrl: string | undefined;
 }
 
 const CODE = /^[a-z0-9][a-z0-9-]{0,62}$/;
@@ -102,6 +104,10 @@ const EnvSchema = z.object({
     .min(0)
     .max(24 * 365)
     .default(24),
+  SHOAL_METADATA_URL: z
+    .string()
+    .regex(/^postgres(ql)?:\/\//, "a PostgreSQL URL: postgres://user:password@host:port/database")
+    .optional(),
 });
 
 /** Reads the settings once. Only `main.ts` and this module look at `process.env`. */
@@ -131,5 +137,6 @@ export function loadConfig(env: NodeJS.ProcessEnv, version: string): Config {
     transactionTimeoutMs: e.SHOAL_TRANSACTION_TIMEOUT_MS,
     streamIdleTimeoutMs: e.SHOAL_STREAM_IDLE_TIMEOUT_MS,
     historyRetentionHours: e.SHOAL_HISTORY_RETENTION_HOURS,
+    metadataUrl: e.SHOAL_METADATA_URL,
   });
 }

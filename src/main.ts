@@ -23,6 +23,7 @@ import { createLogger, type Logger } from "./lib/logger.js";
 import { loadOrCreateSigningKey } from "./lib/signing-keys.js";
 import { systemClock } from "./lib/time.js";
 import { ReplicationManager } from "./replication/manager.js";
+import { openPostgresStore } from "./store/postgres.js";
 import { openSqliteStore } from "./store/sqlite.js";
 
 /** Requests still running this long after shutdown starts are cut off. */
@@ -51,7 +52,9 @@ export interface StartOptions {
 export async function startShoal(config: Config, opts: StartOptions = {}): Promise<Shoal> {
   const log = opts.log ?? createLogger(config.logLevel);
   await mkdir(config.dataDir, { recursive: true, mode: 0o700 });
-  const store = await openSqliteStore(config.dataDir);
+  const store = config.metadataUrl
+    ? await openPostgresStore(config.metadataUrl)
+    : await openSqliteStore(config.dataDir);
   const keys = path.join(config.dataDir, "keys");
   const frameLogs = new FrameLogs();
   const deps: Deps = {

@@ -44,10 +44,32 @@ export interface Route {
   path: string;
   /** False for public routes, which check a token only when one is sent. */
   auth: boolean;
+  /** The same route without `/organizations/{organizationName}`, on the caller's personal organization. */
+  personalAlias: string | undefined;
   register(app: OpenAPIHono<AppEnv>): void;
 }
 
+const ORG_PREFIX = /^\/(v[12])\/organizations\/\{organizationName\}(\/.+)$/;
+
+/**
+ * The turso CLI drops `/organizations/{org}` from every path when the personal organization is
+ * selected (`/v1/databases`, `/v2/locations`, ...): each organization route answers there too.
+ */
+function personalAliasOf(path: string): string | undefined {
+  const m = ORG_PREFIX.exec(path);
+  return m ? `/${m[1]}${m[2]}` : undefined;
+}
+
 const EMPTY = z.object({});
+
+const toHono = (path: string) => path.replace(/\{([^}]+)\}/g, ":$1");
+
+/** The params schema of a personal alias: the same, without the organization. */
+function omitOrg(params: AnyObject | undefined): z.ZodType | undefined {
+  if (!params || !(params instanceof z.ZodObject)) return params;
+  const rest = (params as z.ZodObject<z.ZodRawShape>).omit({ organizationName: true } as never);
+  return Object.keys(rest.shape).length > 0 ? rest : undefined;
+}
 
 function parse<T extends z.ZodType>(schema: T, value: unknown, where: string): z.infer<T> {
   const r = schema.safeParse(value);
@@ -70,10 +92,12 @@ export function route<
   A extends boolean = true,
 >(def: RouteDef<P, Q, B, A>): Route {
   const authRequired = def.auth !== false;
+  const alias = authRequired ? personalAliasOf(def.path) : undefined;
   return {
     method: def.method,
     path: def.path,
     auth: authRequired,
+    personalAlias: alias,
     register(app) {
       const responses: Record<
         string,
@@ -88,27 +112,31 @@ export function route<
       for (const [status, description] of Object.entries(errors)) {
         responses[status] = { description, content: { "application/json": { schema: ErrorBody } } };
       }
-      app.openAPIRegistry.registerPath({
-        method: def.method,
-        path: def.path,
-        summary: def.summary,
-        description: def.description,
-        tags: def.tags,
-        security: authRequired ? [{ bearerAuth: [] }] : [],
-        request: {
-          ...(def.params ? { params: def.params as never } : {}),
-          ...(def.query ? { query: def.query as never } : {}),
-          ...(def.body
-            ? { body: { required: false, content: { "application/json": { schema: def.body } } } }
-            : {}),
-        },
-        responses,
-      });
+      const doc = (path: string, summary: string, params: z.ZodType | undefined) =>
+        app.openAPIRegistry.registerPath({
+          method: def.method,
+          path,
+          summary,
+          description: def.description,
+          tags: def.tags,
+          security: authRequired ? [{ bearerAuth: [] }] : [],
+          request: {
+            ...(params ? { params: params as never } : {}),
+            ...(def.query ? { query: def.query as never } : {}),
+            ...(def.body
+              ? { body: { required: false, content: { "application/json": { schema: def.body } } } }
+              : {}),
+          },
+          responses,
+        });
+      doc(def.path, def.summary, def.params);
 
-      const honoPath = def.path.replace(/\{([^}]+)\}/g, ":$1");
-      app.on(def.method.toUpperCase(), honoPath, async (c) => {
+      const handle = async (c: Context<AppEnv>, personal: boolean) => {
         const ctx = await resolveCtx(c, !authRequired);
-        const params = parse(def.params ?? EMPTY, c.req.param(), "path");
+        const raw = personal
+          ? { ...c.req.param(), organizationName: ctx?.actor.username ?? "" }
+          : c.req.param();
+        const params = parse(def.params ?? EMPTY, raw, "path");
         const query = parse(def.query ?? EMPTY, c.req.query(), "query");
         let body: unknown = {};
         if (def.body) {
@@ -124,7 +152,12 @@ export function route<
           c,
         });
         return c.json(result as object, 200);
-      });
+      };
+      app.on(def.method.toUpperCase(), toHono(def.path), (c) => handle(c, false));
+      if (alias) {
+        doc(alias, `${def.summary} (personal organization)`, omitOrg(def.params));
+        app.on(def.method.toUpperCase(), toHono(alias), (c) => handle(c, true));
+      }
     },
   };
 }

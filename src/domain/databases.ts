@@ -61,6 +61,10 @@ export async function createDatabase(ctx: Ctx, slug: string, input: CreateDataba
       created_at: isoTime(deps.clock()),
       hostname_label: `${input.name}-${org.slug}`,
       token_generation: 0,
+      parent_id: null,
+      branched_at: null,
+      is_schema: 0,
+      schema_id: null,
     };
     try {
       await r.databases.insert(row);

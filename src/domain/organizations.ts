@@ -14,6 +14,9 @@ import { checkAccountName, slugify } from "./names.js";
 import { requireOrgAccess } from "./roles.js";
 import { type Organization, toOrganization } from "./views.js";
 
+/** Plan of a new organization: the one the migration creates, with no quotas. */
+export const DEFAULT_PLAN = "self-hosted";
+
 /** Organizations the caller belongs to (only the token's own one for an org-scoped token). */
 export async function listOrganizations(ctx: Ctx): Promise<Organization[]> {
   const rows = await ctx.deps.store.read((r) => r.organizations.listForUser(ctx.actor.userId));
@@ -56,6 +59,7 @@ export async function createOrganization(
     blocked_reads: 0,
     blocked_writes: 0,
     created_at: now,
+    plan: DEFAULT_PLAN,
   };
   const taken = () => new ConflictError(`organization ${slug} already exists`);
   if (input.dryRun) {

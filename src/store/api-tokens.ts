@@ -13,10 +13,11 @@ export interface TokenOwner {
   is_admin: number;
 }
 
-export function apiTokensRepo({ db, dialect }: Executor) {
+export function apiTokensRepo(ex: Executor) {
+  const { db } = ex;
   return {
     insert: (row: ApiTokenRow) =>
-      guardUnique(dialect, "token name", () => db.insertInto("api_tokens").values(row).execute()),
+      guardUnique(ex, "token name", () => db.insertInto("api_tokens").values(row).execute()),
 
     /** The token with this hash and its owner, read fresh on every request so revocation is immediate. */
     findByHash: (hash: string): Promise<TokenOwner | undefined> =>
@@ -44,6 +45,13 @@ export function apiTokensRepo({ db, dialect }: Executor) {
         .orderBy("created_at")
         .orderBy("name")
         .execute(),
+
+    /** Revokes every token restricted to a group (the group was deleted or left the organization). */
+    deleteForGroup: (groupId: string) =>
+      db.deleteFrom("api_tokens").where("group_id", "=", groupId).execute(),
+
+    /** Revokes all of a user's tokens. */
+    deleteForUser: (userId: string) => db.deleteFrom("api_tokens").where("user_id", "=", userId).execute(),
 
     deleteByName: async (userId: string, name: string) => {
       const r = await db

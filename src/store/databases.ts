@@ -1,6 +1,7 @@
+import type { Insertable } from "kysely";
 import { guardUnique } from "./dialect.js";
 import type { Executor } from "./executor.js";
-import type { DatabaseRow } from "./schema.js";
+import type { DatabaseRow, DatabasesTable } from "./schema.js";
 
 /** A database row with the names of its organization and group, as every reader needs them. */
 export interface DatabaseWithPlacement extends DatabaseRow {
@@ -18,7 +19,8 @@ export type DatabasePatch = Partial<
   Pick<DatabaseRow, "size_limit" | "block_reads" | "block_writes" | "allow_attach" | "delete_protection">
 >;
 
-export function databasesRepo({ db, dialect }: Executor) {
+export function databasesRepo(ex: Executor) {
+  const { db } = ex;
   const withPlacement = () =>
     db
       .selectFrom("databases as d")
@@ -44,6 +46,25 @@ export function databasesRepo({ db, dialect }: Executor) {
       return q.executeTakeFirst() as Promise<DatabaseForDataPlane | undefined>;
     },
 
+    /**
+     * Moves databases to another organization (and group): their names must be free there, and
+     * their hostnames (`<db>-<org>`) change with the organization's slug.
+     */
+    moveTo: (ids: readonly string[], target: { orgId: string; orgSlug: string; groupId: string }) =>
+      ids.length === 0
+        ? Promise.resolve()
+        : guardUnique(ex, "database name", () =>
+            db
+              .updateTable("databases")
+              .set((eb) => ({
+                org_id: target.orgId,
+                group_id: target.groupId,
+                hostname_label: eb(eb.ref("name"), "||", `-${target.orgSlug}`),
+              }))
+              .where("id", "in", ids)
+              .execute(),
+          ),
+
     bumpTokenGeneration: (id: string) =>
       db
         .updateTable("databases")
@@ -51,8 +72,8 @@ export function databasesRepo({ db, dialect }: Executor) {
         .where("id", "=", id)
         .execute(),
 
-    insert: (row: DatabaseRow) =>
-      guardUnique(dialect, "database name", () => db.insertInto("databases").values(row).execute()),
+    insert: (row: Insertable<DatabasesTable>) =>
+      guardUnique(ex, "database name", () => db.insertInto("databases").values(row).execute()),
 
     findByName: (orgId: string, name: string): Promise<DatabaseWithPlacement | undefined> =>
       withPlacement().where("d.org_id", "=", orgId).where("d.name", "=", name).executeTakeFirst(),

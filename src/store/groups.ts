@@ -3,10 +3,11 @@ import { guardUnique } from "./dialect.js";
 import type { Executor } from "./executor.js";
 import type { GroupLocationRow, GroupRow } from "./schema.js";
 
-export function groupsRepo({ db, dialect }: Executor) {
+export function groupsRepo(ex: Executor) {
+  const { db, dialect } = ex;
   return {
     insert: (row: GroupRow) =>
-      guardUnique(dialect, "group name", () => db.insertInto("groups").values(row).execute()),
+      guardUnique(ex, "group name", () => db.insertInto("groups").values(row).execute()),
 
     findByName: (orgId: string, name: string) =>
       db
@@ -39,13 +40,24 @@ export function groupsRepo({ db, dialect }: Executor) {
         .where("id", "=", id)
         .execute(),
 
+    rename: (id: string, name: string) =>
+      guardUnique(ex, "group name", () =>
+        db.updateTable("groups").set({ name }).where("id", "=", id).execute(),
+      ),
+
+    /** Moves a group to another organization (its name must be free there). */
+    moveTo: (id: string, orgId: string) =>
+      guardUnique(ex, "group name", () =>
+        db.updateTable("groups").set({ org_id: orgId }).where("id", "=", id).execute(),
+      ),
+
     update: (id: string, patch: Partial<Pick<GroupRow, "archived" | "delete_protection">>) =>
       db.updateTable("groups").set(patch).where("id", "=", id).execute(),
 
     delete: (id: string) => db.deleteFrom("groups").where("id", "=", id).execute(),
 
     insertLocation: (row: GroupLocationRow) =>
-      guardUnique(dialect, "group location", () => db.insertInto("group_locations").values(row).execute()),
+      guardUnique(ex, "group location", () => db.insertInto("group_locations").values(row).execute()),
 
     deleteLocation: async (groupId: string, location: string) => {
       const r = await db

@@ -10,10 +10,11 @@ export interface MemberWithUser {
   created_at: string;
 }
 
-export function membersRepo({ db, dialect }: Executor) {
+export function membersRepo(ex: Executor) {
+  const { db } = ex;
   return {
     insert: (row: MemberRow) =>
-      guardUnique(dialect, "membership", () => db.insertInto("members").values(row).execute()),
+      guardUnique(ex, "membership", () => db.insertInto("members").values(row).execute()),
 
     find: (orgId: string, userId: string) =>
       db
@@ -30,6 +31,14 @@ export function membersRepo({ db, dialect }: Executor) {
         .select(["m.user_id", "u.username", "u.email", "m.role", "m.created_at"])
         .where("m.org_id", "=", orgId)
         .orderBy("u.username")
+        .execute(),
+
+    setRole: (orgId: string, userId: string, role: MemberRow["role"]) =>
+      db
+        .updateTable("members")
+        .set({ role })
+        .where("org_id", "=", orgId)
+        .where("user_id", "=", userId)
         .execute(),
 
     countOwners: async (orgId: string) => {

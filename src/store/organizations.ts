@@ -1,15 +1,17 @@
+import type { Insertable } from "kysely";
 import { guardUnique } from "./dialect.js";
 import type { Executor } from "./executor.js";
-import type { MemberRow, OrganizationRow } from "./schema.js";
+import type { MemberRow, OrganizationRow, OrganizationsTable } from "./schema.js";
 
 export type OrganizationPatch = Partial<
   Pick<OrganizationRow, "overages" | "blocked_reads" | "blocked_writes">
 >;
 
-export function organizationsRepo({ db, dialect }: Executor) {
+export function organizationsRepo(ex: Executor) {
+  const { db } = ex;
   return {
-    insert: (row: OrganizationRow) =>
-      guardUnique(dialect, "organization slug", () => db.insertInto("organizations").values(row).execute()),
+    insert: (row: Insertable<OrganizationsTable>) =>
+      guardUnique(ex, "organization slug", () => db.insertInto("organizations").values(row).execute()),
 
     findBySlug: (slug: string) =>
       db.selectFrom("organizations").selectAll().where("slug", "=", slug).executeTakeFirst(),

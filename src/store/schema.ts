@@ -19,6 +19,8 @@ export interface OrganizationsTable {
   name: string;
   type: "personal" | "team";
   overages: number;
+  /** Name of the organization's plan (its quotas). */
+  plan: Generated<string>;
   blocked_reads: number;
   blocked_writes: number;
   created_at: string;
@@ -77,6 +79,12 @@ export interface DatabasesTable {
   created_at: string;
   hostname_label: string;
   token_generation: number;
+  /** Source database of a branch, and when it was branched. */
+  parent_id: Generated<string | null>;
+  branched_at: Generated<string | null>;
+  is_schema: Generated<number>;
+  /** The schema database whose migrations this database follows. */
+  schema_id: Generated<string | null>;
 }
 
 export interface UsageDailyTable {
@@ -109,6 +117,49 @@ export interface AuditLogsTable {
   created_at: string;
 }
 
+export interface PlansTable {
+  name: string;
+  price: string;
+  rows_read: number | null;
+  rows_written: number | null;
+  storage_bytes: number | null;
+  databases: number | null;
+  groups: number | null;
+  locations: number | null;
+  bytes_synced: number | null;
+  created_at: string;
+}
+
+export interface InvitesTable {
+  id: Generated<number>;
+  org_id: string;
+  email: string | null;
+  username: string | null;
+  role: "admin" | "member" | "viewer";
+  token: string;
+  inviter: string;
+  created_at: string;
+  accepted_at: string | null;
+}
+
+export interface IdempotencyKeysTable {
+  user_id: string;
+  key: string;
+  /** What the first request was (method, path, body hash): a reused key must mean the same request. */
+  fingerprint: string;
+  status: number;
+  response: string;
+  created_at: string;
+}
+
+export interface RevokedDbTokensTable {
+  jti: string;
+  db_id: string | null;
+  group_id: string | null;
+  expires_at: number | null;
+  revoked_at: string;
+}
+
 export interface DB {
   users: UsersTable;
   organizations: OrganizationsTable;
@@ -120,7 +171,14 @@ export interface DB {
   audit_logs: AuditLogsTable;
   usage_daily: UsageDailyTable;
   query_stats: QueryStatsTable;
+  plans: PlansTable;
+  invites: InvitesTable;
+  idempotency_keys: IdempotencyKeysTable;
+  revoked_db_tokens: RevokedDbTokensTable;
 }
+
+export type PlanRow = Selectable<PlansTable>;
+export type InviteRow = Selectable<InvitesTable>;
 
 export type UserRow = Selectable<UsersTable>;
 export type OrganizationRow = Selectable<OrganizationsTable>;

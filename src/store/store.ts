@@ -4,6 +4,7 @@ import { type AuditRepo, auditRepo } from "./audit.js";
 import { type DatabasesRepo, databasesRepo } from "./databases.js";
 import type { StoreDialect } from "./dialect.js";
 import { type GroupsRepo, groupsRepo } from "./groups.js";
+import { type InvitesRepo, invitesRepo } from "./invites.js";
 import { type MembersRepo, membersRepo } from "./members.js";
 import { migrationProvider } from "./migrations/index.js";
 import { type OrganizationsRepo, organizationsRepo } from "./organizations.js";
@@ -21,6 +22,7 @@ export interface Repos {
   databases: DatabasesRepo;
   audit: AuditRepo;
   usage: UsageRepo;
+  invites: InvitesRepo;
 }
 
 /**
@@ -68,6 +70,7 @@ export class Store {
       databases: databasesRepo(ex),
       audit: auditRepo(ex),
       usage: usageRepo(ex),
+      invites: invitesRepo(ex),
     };
   }
 }

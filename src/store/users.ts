@@ -2,10 +2,10 @@ import { guardUnique } from "./dialect.js";
 import type { Executor } from "./executor.js";
 import type { UserRow } from "./schema.js";
 
-export function usersRepo({ db, dialect }: Executor) {
+export function usersRepo(ex: Executor) {
+  const { db } = ex;
   return {
-    insert: (row: UserRow) =>
-      guardUnique(dialect, "username", () => db.insertInto("users").values(row).execute()),
+    insert: (row: UserRow) => guardUnique(ex, "username", () => db.insertInto("users").values(row).execute()),
 
     findByUsername: (username: string) =>
       db.selectFrom("users").selectAll().where("username", "=", username).executeTakeFirst(),

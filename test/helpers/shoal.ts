@@ -1,6 +1,8 @@
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
+import pg from "pg";
+import { inject } from "vitest";
 import { type Config, DEFAULT_LOCATIONS } from "../../src/config.js";
 import { createLogger } from "../../src/lib/logger.js";
 import { type Shoal, startShoal } from "../../src/main.js";
@@ -12,6 +14,8 @@ export interface TestShoal {
   /** Base URL for `@tursodatabase/api`: it must end in `/v1/`. */
   apiBase: string;
   dataDir: string;
+  /** The PostgreSQL store's URL when the test runs on PostgreSQL. */
+  metadataUrl: string | undefined;
   adminToken: string;
   shoal: Shoal;
   /** Stops the service and starts it again on the same data folder and port. */
@@ -36,14 +40,36 @@ export function testConfig(dataDir: string, overrides: Partial<Config> = {}): Co
     transactionTimeoutMs: 5000,
     streamIdleTimeoutMs: 10_000,
     historyRetentionHours: 24,
+    metadataUrl: undefined,
     ...overrides,
   };
+}
+
+/** The store a test Shoal gets: the embedded one, or a fresh database on the run's PostgreSQL server. */
+export const TEST_STORE = process.env.SHOAL_TEST_STORE === "postgres" ? "postgres" : "sqlite";
+
+let databases = 0;
+
+/** A new, empty database on the run's PostgreSQL server (started by test/global-setup-postgres.ts). */
+export async function newPostgresDatabase(): Promise<string> {
+  const base = inject("pgBaseUrl");
+  const name = `shoal_${process.pid}_${++databases}`;
+  const admin = new pg.Client({ connectionString: `${base}/postgres` });
+  await admin.connect();
+  try {
+    await admin.query(`create database ${name}`);
+  } finally {
+    await admin.end();
+  }
+  return `${base}/${name}`;
 }
 
 /** Boots a real Shoal on a random port with a fresh data folder in the system temp directory. */
 export async function startTestShoal(overrides: Partial<Config> = {}): Promise<TestShoal> {
   const dataDir = overrides.dataDir ?? (await mkdtemp(path.join(tmpdir(), "shoal-test-")));
-  const config = testConfig(dataDir, overrides);
+  const metadataUrl =
+    overrides.metadataUrl ?? (TEST_STORE === "postgres" ? await newPostgresDatabase() : undefined);
+  const config = testConfig(dataDir, { ...overrides, metadataUrl });
   const log = createLogger(config.logLevel);
   let shoal = await startShoal(config, { log, announce: () => {} });
   await shoal.reconciled;
@@ -51,6 +77,7 @@ export async function startTestShoal(overrides: Partial<Config> = {}): Promise<T
     url: shoal.url,
     apiBase: `${shoal.url}/v1/`,
     dataDir,
+    metadataUrl,
     adminToken: config.adminToken ?? "",
     shoal,
     async restart() {

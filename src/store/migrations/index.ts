@@ -2,6 +2,7 @@ import type { Kysely, Migration, MigrationProvider } from "kysely";
 import type { DialectKind } from "../dialect.js";
 import * as m0001 from "./0001-initial.js";
 import * as m0002 from "./0002-data-plane.js";
+import * as m0003 from "./0003-platform.js";
 
 /**
  * Every migration in order. Names never change once released; a new schema change is a new file.
@@ -10,6 +11,7 @@ import * as m0002 from "./0002-data-plane.js";
 const ALL: Record<string, { up(db: Kysely<unknown>, kind: DialectKind): Promise<void> }> = {
   "0001-initial": m0001,
   "0002-data-plane": m0002,
+  "0003-platform": m0003,
 };
 
 export function migrationProvider(kind: DialectKind): MigrationProvider {

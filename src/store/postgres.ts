@@ -1,0 +1,82 @@
+import {
+  Kysely,
+  type KyselyPlugin,
+  OperationNodeTransformer,
+  type PluginTransformQueryArgs,
+  type PluginTransformResultArgs,
+  PostgresDialect,
+  type PrimitiveValueListNode,
+  type QueryResult,
+  type RootOperationNode,
+  type UnknownRow,
+  type ValueNode,
+} from "kysely";
+import { Pool, TypeOverrides } from "pg";
+import { postgresDialect } from "./dialect.js";
+import type { DB } from "./schema.js";
+import { Store } from "./store.js";
+
+const INT8_OID = 20;
+const NUMERIC_OID = 1700;
+
+/**
+ * Opens the control-plane store on a PostgreSQL server and migrates it.
+ *
+ * Counters are `bigint`, and `count(*)`/`sum()` yield `bigint`/`numeric`, which pg returns as
+ * strings by default; the row types promise numbers, so this pool (and only this pool: other pg
+ * users in the process keep pg's defaults) parses both as JS numbers.
+ */
+export async function openPostgresStore(url: string, opts: { poolSize?: number } = {}): Promise<Store> {
+  const types = new TypeOverrides();
+  types.setTypeParser(INT8_OID, "text", Number);
+  types.setTypeParser(NUMERIC_OID, "text", Number);
+  const pool = new Pool({ connectionString: url, max: opts.poolSize ?? 10, types });
+  // An idle client whose connection drops (server restart, network) is reported on the pool; pg
+  // already discards it and the next query reconnects, but an unheard "error" event would end the
+  // process.
+  pool.on("error", () => {});
+  const db = new Kysely<DB>({ dialect: new PostgresDialect({ pool }), plugins: [new BindLikeSqlite()] });
+  const store = new Store(db, postgresDialect);
+  try {
+    await store.migrate();
+  } catch (e) {
+    await store.close();
+    throw e;
+  }
+  return store;
+}
+
+/**
+ * Gives parameters the meaning the SQLite adapter (libsql-driver.ts) gives them, so a value that
+ * works on one dialect works on the other: pg would send a boolean as 'true' (rejected by an
+ * integer column) and a Date in local time with an offset (not the ISO text stored everywhere else).
+ */
+class BindLikeSqlite implements KyselyPlugin {
+  private readonly transformer = new (class extends OperationNodeTransformer {
+    protected override transformValue(node: ValueNode): ValueNode {
+      return { ...super.transformValue(node), value: bindable(node.value) };
+    }
+
+    protected override transformPrimitiveValueList(node: PrimitiveValueListNode): PrimitiveValueListNode {
+      return { ...super.transformPrimitiveValueList(node), values: node.values.map(bindable) };
+    }
+  })();
+
+  transformQuery(args: PluginTransformQueryArgs): RootOperationNode {
+    return this.transformer.transformNode(args.node, args.queryId);
+  }
+
+  transformResult(args: PluginTransformResultArgs): Promise<QueryResult<UnknownRow>> {
+    return Promise.resolve(args.result);
+  }
+}
+
+function bindable(p: unknown): unknown {
+  if (typeof p === "boolean") return p ? 1 : 0;
+  if (p instanceof Date) return p.toISOString();
+  if (p === undefined) return null;
+  if (p !== null && typeof p === "object" && !(p instanceof Uint8Array)) {
+    throw new TypeError(`cannot bind a ${p.constructor?.name ?? "object"} to a store parameter`);
+  }
+  return p;
+}
