@@ -96,6 +96,8 @@ export async function dataPlaneBenchmark(opts: BenchOptions): Promise<Record<str
       streamIdleTimeoutMs: 10_000,
       historyRetentionHours: 24,
       metadataUrl: undefined,
+      rateLimit: 0,
+      rateLimitWindowSeconds: 60,
     },
     { log: createLogger("silent"), announce: () => {} },
   );

@@ -35,6 +35,8 @@ async function boot(dir: string): Promise<Shoal> {
       streamIdleTimeoutMs: 10_000,
       historyRetentionHours: 24,
       metadataUrl: undefined,
+      rateLimit: 0,
+      rateLimitWindowSeconds: 60,
     },
     { log: createLogger("silent"), announce: () => {} },
   );

@@ -42,6 +42,9 @@ export interface Config {
   historyRetentionHours: number;
   /** PostgreSQL URL of the control-plane store; unset: the embedded store in the data folder. */
   metadataUrl: string | undefined;
+  /** Management API requests each API token may make per window; 0: no limit. */
+  rateLimit: number;
+  rateLimitWindowSeconds: number;
 }
 
 const CODE = /^[a-z0-9][a-z0-9-]{0,62}$/;
@@ -104,6 +107,8 @@ const EnvSchema = z.object({
     .min(0)
     .max(24 * 365)
     .default(24),
+  SHOAL_RATE_LIMIT: z.coerce.number().int().min(0).max(1_000_000_000).default(0),
+  SHOAL_RATE_LIMIT_WINDOW_SECONDS: z.coerce.number().int().min(1).max(86_400).default(60),
   SHOAL_METADATA_URL: z
     .string()
     .regex(/^postgres(ql)?:\/\//, "a PostgreSQL URL: postgres://user:password@host:port/database")
@@ -138,5 +143,7 @@ export function loadConfig(env: NodeJS.ProcessEnv, version: string): Config {
     streamIdleTimeoutMs: e.SHOAL_STREAM_IDLE_TIMEOUT_MS,
     historyRetentionHours: e.SHOAL_HISTORY_RETENTION_HOURS,
     metadataUrl: e.SHOAL_METADATA_URL,
+    rateLimit: e.SHOAL_RATE_LIMIT,
+    rateLimitWindowSeconds: e.SHOAL_RATE_LIMIT_WINDOW_SECONDS,
   });
 }

@@ -9,6 +9,8 @@ export type ErrorKind =
   | "not_found"
   | "conflict"
   | "limit_exceeded"
+  | "quota_exceeded"
+  | "unprocessable"
   | "unavailable";
 
 export class AppError extends Error {
@@ -56,6 +58,20 @@ export class ConflictError extends AppError {
 export class LimitExceededError extends AppError {
   constructor(message: string, code?: string) {
     super("limit_exceeded", message, code);
+  }
+}
+
+/** The organization's plan doesn't allow more (databases, groups, locations). */
+export class QuotaExceededError extends AppError {
+  constructor(message: string, code = "quota_exceeded") {
+    super("quota_exceeded", message, code);
+  }
+}
+
+/** A well-formed request that can't be processed as sent (an Idempotency-Key reused for another request). */
+export class UnprocessableError extends AppError {
+  constructor(message: string, code?: string) {
+    super("unprocessable", message, code);
   }
 }
 

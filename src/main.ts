@@ -92,7 +92,9 @@ export async function startShoal(config: Config, opts: StartOptions = {}): Promi
     throw e;
   }
 
-  const api = createApp(deps);
+  const api = createApp(deps, {
+    rateLimit: { limit: config.rateLimit, windowSeconds: config.rateLimitWindowSeconds },
+  });
   const dataPlane = createDataPlane(deps, {
     txnTimeoutMs: config.transactionTimeoutMs,
     lockWaitMs: config.transactionTimeoutMs,

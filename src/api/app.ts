@@ -1,11 +1,13 @@
 import { randomUUID } from "node:crypto";
 import { OpenAPIHono } from "@hono/zod-openapi";
 import type { Deps } from "../domain/context.js";
+import { RateLimiter, type RateLimitPolicy } from "../lib/rate-limiter.js";
 import type { AppEnv } from "./env.js";
 import { errorResponse } from "./error-handler.js";
 import type { Route } from "./route.js";
 import { adminUserRoutes } from "./routes/admin-users.js";
 import { apiTokenRoutes } from "./routes/api-tokens.js";
+import { auditLogRoutes } from "./routes/audit-logs.js";
 import { databaseSettingsRoutes } from "./routes/database-settings.js";
 import { databaseTokenRoutes } from "./routes/database-tokens.js";
 import { databaseRoutes } from "./routes/databases.js";
@@ -29,16 +31,24 @@ export const ALL_ROUTES: readonly Route[] = [
   ...databaseSettingsRoutes,
   ...instanceRoutes,
   ...adminUserRoutes,
+  ...auditLogRoutes,
 ];
 
 /** The management API as a Hono app: routes, the error mapper, request ids and access logs. */
-export function createApp(deps: Deps): OpenAPIHono<AppEnv> {
+export interface AppOptions {
+  /** Requests each API token may make per window; off unless the operator sets it. */
+  rateLimit?: RateLimitPolicy;
+}
+
+export function createApp(deps: Deps, opts: AppOptions = {}): OpenAPIHono<AppEnv> {
   const app = new OpenAPIHono<AppEnv>();
+  const limiter = new RateLimiter(opts.rateLimit ?? { limit: 0, windowSeconds: 60 });
 
   app.use("*", async (c, next) => {
     const requestId = randomUUID();
     c.set("deps", deps);
     c.set("requestId", requestId);
+    c.set("limiter", limiter);
     const started = performance.now();
     await next();
     c.header("x-request-id", requestId);

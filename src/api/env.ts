@@ -1,10 +1,13 @@
 import type { Ctx, Deps } from "../domain/context.js";
+import type { RateLimiter } from "../lib/rate-limiter.js";
 
 /** Per-request values Hono carries between middleware and handlers. */
 export interface AppEnv {
   Variables: {
     deps: Deps;
     requestId: string;
+    /** Per-token request limits set by the operator. */
+    limiter: RateLimiter;
     /** Set once the bearer token was checked; absent on public routes called without one. */
     ctx?: Ctx;
   };

@@ -1,17 +1,7 @@
 import type { Context } from "hono";
-import type { ContentfulStatusCode } from "hono/utils/http-status";
-import { AppError, type ErrorKind } from "../errors.js";
+import { AppError } from "../errors.js";
+import { STATUS_OF_KIND } from "../lib/error-status.js";
 import type { AppEnv } from "./env.js";
-
-const STATUS: Record<ErrorKind, ContentfulStatusCode> = {
-  invalid: 400,
-  unauthenticated: 401,
-  forbidden: 403,
-  not_found: 404,
-  conflict: 409,
-  limit_exceeded: 429,
-  unavailable: 503,
-};
 
 /**
  * The one place errors become HTTP: Turso's `{"error": "..."}` body (plus `code` when the error
@@ -21,7 +11,7 @@ const STATUS: Record<ErrorKind, ContentfulStatusCode> = {
 export function errorResponse(err: unknown, c: Context<AppEnv>): Response {
   if (err instanceof AppError) {
     const body = err.code ? { error: err.message, code: err.code } : { error: err.message };
-    return c.json(body, STATUS[err.kind]);
+    return c.json(body, STATUS_OF_KIND[err.kind]);
   }
   const requestId = c.get("requestId");
   c.get("deps").log.error({ err, requestId, method: c.req.method, path: c.req.path }, "unhandled error");

@@ -25,3 +25,20 @@ export const DatabaseParams = z.object({ organizationName: orgParam, databaseNam
 export function optional<T extends z.ZodType>(schema: T) {
   return schema.nullish().transform((v) => v ?? undefined);
 }
+
+/** `limit` and `cursor` of every list that can grow (the turso CLI pages databases with them). */
+export const PageQuery = z.object({
+  limit: optional(z.coerce.number().int().min(1).max(10_000)).openapi({
+    description: "Items per page (1 to 10000). Without it, the whole list comes in one answer.",
+    example: 100,
+  }),
+  cursor: optional(z.string()).openapi({
+    description: "`pagination.next` of the previous page.",
+  }),
+});
+
+export const PaginationWire = z
+  .object({
+    next: z.string().nullable().openapi({ description: "Cursor of the next page; null on the last page." }),
+  })
+  .openapi("Pagination");

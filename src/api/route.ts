@@ -2,7 +2,13 @@ import type { OpenAPIHono } from "@hono/zod-openapi";
 import { z } from "@hono/zod-openapi";
 import type { Context } from "hono";
 import type { Ctx } from "../domain/context.js";
-import { InvalidError } from "../errors.js";
+import {
+  abandonIdempotent,
+  beginIdempotent,
+  completeIdempotent,
+  requestFingerprint,
+} from "../domain/idempotency.js";
+import { InvalidError, LimitExceededError } from "../errors.js";
 import { parseLenientJson } from "../lib/json-body.js";
 import { resolveCtx } from "./auth.js";
 import type { AppEnv } from "./env.js";
@@ -13,7 +19,7 @@ export const ErrorBody = z
 
 type Method = "get" | "post" | "patch" | "delete" | "put";
 type AnyObject = z.ZodType<Record<string, unknown>>;
-type ErrorStatus = 400 | 401 | 403 | 404 | 409 | 429 | 503;
+type ErrorStatus = 400 | 401 | 402 | 403 | 404 | 409 | 422 | 429 | 503;
 
 interface RouteDef<P extends AnyObject, Q extends AnyObject, B extends z.ZodType, A extends boolean> {
   method: Method;
@@ -30,6 +36,11 @@ interface RouteDef<P extends AnyObject, Q extends AnyObject, B extends z.ZodType
   /** Schema of the 200 answer, for the OpenAPI document. */
   response: z.ZodType;
   errors?: Partial<Record<ErrorStatus, string>>;
+  /**
+   * A create that honours an `Idempotency-Key` header: a retry gets the first answer back. Never
+   * on routes whose answer holds a secret (a token), since answers are stored for replay.
+   */
+  idempotent?: boolean;
   handler: (input: {
     ctx: A extends false ? Ctx | undefined : Ctx;
     params: z.infer<P>;
@@ -61,6 +72,54 @@ function personalAliasOf(path: string): string | undefined {
 }
 
 const EMPTY = z.object({});
+
+const IdempotencyHeader = z.object({
+  "idempotency-key": z.string().optional().openapi({
+    description:
+      "Makes the create safe to retry: a request repeated with the same key (within 24 hours) gets the first answer back, marked `Idempotent-Replayed: true`, instead of running again.",
+    example: "8e03978e-40d5-43e8-bc93-6894a57f9324",
+  }),
+});
+
+/** Counts the request against its token's limit; over it, a 429 with the RateLimit and Retry-After headers. */
+function enforceRateLimit(c: Context<AppEnv>, tokenId: string): void {
+  const limiter = c.get("limiter");
+  if (!limiter.enabled) return;
+  const d = limiter.take(tokenId);
+  c.header("RateLimit-Policy", `"per-token";q=${d.limit};w=${limiter.policy.windowSeconds}`);
+  c.header("RateLimit", `"per-token";r=${d.remaining};t=${d.resetSeconds}`);
+  if (!d.allowed) {
+    c.header("Retry-After", String(d.resetSeconds));
+    throw new LimitExceededError(
+      `rate limit exceeded: ${d.limit} requests per ${limiter.policy.windowSeconds} s for this API token; retry in ${d.resetSeconds} s`,
+    );
+  }
+}
+
+/** Runs a create under an Idempotency-Key: the first answer is stored, and a retry replays it. */
+async function runIdempotent(
+  c: Context<AppEnv>,
+  ctx: Ctx,
+  key: string,
+  run: () => Promise<unknown>,
+): Promise<Response> {
+  const { deps, actor } = ctx;
+  const fingerprint = requestFingerprint(c.req.method, c.req.path, await c.req.text());
+  const start = await beginIdempotent(deps, actor.userId, key, fingerprint);
+  if (start.replay) {
+    c.header("Idempotent-Replayed", "true");
+    return c.body(start.body, start.status as 200, { "content-type": "application/json" });
+  }
+  let result: unknown;
+  try {
+    result = await run();
+  } catch (e) {
+    await abandonIdempotent(deps, actor.userId, key);
+    throw e;
+  }
+  await completeIdempotent(deps, actor.userId, key, 200, JSON.stringify(result));
+  return c.json(result as object, 200);
+}
 
 const toHono = (path: string) => path.replace(/\{([^}]+)\}/g, ":$1");
 
@@ -126,6 +185,7 @@ export function route<
             ...(def.body
               ? { body: { required: false, content: { "application/json": { schema: def.body } } } }
               : {}),
+            ...(def.idempotent ? { headers: IdempotencyHeader as never } : {}),
           },
           responses,
         });
@@ -133,6 +193,14 @@ export function route<
 
       const handle = async (c: Context<AppEnv>, personal: boolean) => {
         const ctx = await resolveCtx(c, !authRequired);
+        if (ctx) enforceRateLimit(c, ctx.actor.tokenId);
+        const idempotencyKey = def.idempotent && ctx ? c.req.header("idempotency-key") : undefined;
+        if (idempotencyKey !== undefined && ctx) {
+          return runIdempotent(c, ctx, idempotencyKey, () => run(c, ctx, personal));
+        }
+        return c.json((await run(c, ctx, personal)) as object, 200);
+      };
+      const run = async (c: Context<AppEnv>, ctx: Ctx | undefined, personal: boolean) => {
         const raw = personal
           ? { ...c.req.param(), organizationName: ctx?.actor.username ?? "" }
           : c.req.param();
@@ -144,14 +212,13 @@ export function route<
           if (!json.ok) throw new InvalidError(`invalid JSON body: ${json.error}`);
           body = parse(def.body, json.value, "request body");
         }
-        const result = await def.handler({
+        return def.handler({
           ctx: ctx as A extends false ? Ctx | undefined : Ctx,
           params: params as z.infer<P>,
           query: query as z.infer<Q>,
           body: body as z.infer<B>,
           c,
         });
-        return c.json(result as object, 200);
       };
       app.on(def.method.toUpperCase(), toHono(def.path), (c) => handle(c, false));
       if (alias) {

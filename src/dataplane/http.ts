@@ -1,7 +1,8 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { Deps } from "../domain/context.js";
 import { type DataAccess, openDataAccess, openDataAccessCached } from "../domain/data-access.js";
-import { AppError, type ErrorKind, ForbiddenError, UnauthenticatedError } from "../errors.js";
+import { AppError, ForbiddenError, UnauthenticatedError } from "../errors.js";
+import { STATUS_OF_KIND } from "../lib/error-status.js";
 import { batchCursorEntries } from "./hrana/cursor.js";
 import { dispatch } from "./hrana/dispatch.js";
 import { HranaError, ProtocolError } from "./hrana/errors.js";
@@ -13,16 +14,6 @@ import { HTTP_SQL_LIMITS, SqlStore } from "./hrana/sql-store.js";
 import type { SqlStream, StreamServices } from "./hrana/stream.js";
 import type { DataRoute } from "./routing.js";
 import { type SyncServices, syncExport, syncFrames, syncInfo } from "./sync.js";
-
-const STATUS: Record<ErrorKind, number> = {
-  invalid: 400,
-  unauthenticated: 401,
-  forbidden: 403,
-  not_found: 404,
-  conflict: 409,
-  limit_exceeded: 429,
-  unavailable: 503,
-};
 
 /** Largest request body accepted (a pipeline, a batch); sqld's default is the same order. */
 const MAX_BODY_BYTES = 16 * 1024 * 1024;
@@ -127,7 +118,7 @@ export class HranaHttp {
         res.destroy();
         return;
       }
-      if (e instanceof AppError) sendError(res, STATUS[e.kind], e.code ?? "ERROR", e.message);
+      if (e instanceof AppError) sendError(res, STATUS_OF_KIND[e.kind], e.code ?? "ERROR", e.message);
       else if (e instanceof ProtocolError) sendError(res, 400, e.code, e.message);
       else {
         this.deps.log.error({ err: e, path: req.url }, "data plane request failed");

@@ -1,12 +1,22 @@
-import { ConflictError, NotFoundError, UnauthenticatedError, UniqueViolationError } from "../errors.js";
+import {
+  ConflictError,
+  ForbiddenError,
+  InvalidError,
+  NotFoundError,
+  UnauthenticatedError,
+  UniqueViolationError,
+} from "../errors.js";
 import { newTokenId } from "../lib/ids.js";
 import { jwtSegments, signJwt } from "../lib/jwt.js";
 import { hashToken } from "../lib/secrets.js";
 import { isoTime } from "../lib/time.js";
+import type { TokenListing } from "../store/api-tokens.js";
 import type { Repos } from "../store/store.js";
+import { requireGroup } from "./access.js";
 import { audit } from "./audit.js";
 import type { Ctx, Deps, Principal } from "./context.js";
 import { checkTokenName } from "./names.js";
+import { expandScopes, requireOrgAccess, type Scope } from "./roles.js";
 import type { ApiTokenInfo } from "./views.js";
 
 /** A freshly minted token: the only moment its secret value exists outside the caller's hands. */
@@ -47,6 +57,15 @@ export async function newApiTokenValue(deps: Deps): Promise<{ id: string; token:
   return { id, token };
 }
 
+/** What a token is limited to: nothing (every organization of its user), an organization, or a group. */
+export interface TokenRestriction {
+  orgId: string | null;
+  groupId: string | null;
+  scopes: readonly Scope[] | null;
+}
+
+const UNRESTRICTED: TokenRestriction = { orgId: null, groupId: null, scopes: null };
+
 /**
  * Stores a token for a user inside the caller's transaction; only its hash is kept. `value` lets
  * the bootstrap store a token it generated (or the operator chose) before committing.
@@ -57,6 +76,7 @@ export async function insertApiToken(
   userId: string,
   name: string,
   value?: { id: string; token: string },
+  restriction: TokenRestriction = UNRESTRICTED,
 ): Promise<MintedToken> {
   const { id, token } = value ?? (await newApiTokenValue(deps));
   const now = deps.clock();
@@ -66,9 +86,9 @@ export async function insertApiToken(
       user_id: userId,
       name,
       token_hash: hashToken(token),
-      org_id: null,
-      group_id: null,
-      scopes: null,
+      org_id: restriction.orgId,
+      group_id: restriction.groupId,
+      scopes: restriction.scopes ? JSON.stringify(restriction.scopes) : null,
       created_at: isoTime(now),
     });
   } catch (e) {
@@ -78,21 +98,122 @@ export async function insertApiToken(
   return { id, name, token };
 }
 
-/** `POST /v1/auth/api-tokens/{name}`: a new token for the caller. */
-export async function createApiToken(ctx: Ctx, name: string): Promise<MintedToken> {
+/** The optional body of a token mint: no body is an unrestricted token (Turso deprecates those). */
+export interface TokenScopeInput {
+  /** Slug of the organization the token is limited to. */
+  organization?: string;
+  /** Group (of that organization) the token is limited to; needs `scopes`. */
+  group?: string;
+  scopes?: readonly string[];
+}
+
+/**
+ * `POST /v1/auth/api-tokens/{name}` (and the CLI's v2 form): a new token for the caller, limited
+ * to an organization or to one group with scopes. A token can't mint a broader one than itself: a
+ * group-scoped token mints nothing, an organization-scoped one only tokens of its organization.
+ */
+export async function createApiToken(
+  ctx: Ctx,
+  name: string,
+  input: TokenScopeInput = {},
+): Promise<MintedToken> {
   checkTokenName(name);
+  const { actor } = ctx;
+  if (actor.groupId !== null) throw new ForbiddenError("a group-scoped API token cannot mint API tokens");
+  if (input.group && !input.organization) {
+    throw new InvalidError("a group-scoped token needs organization as well as group");
+  }
+  if (input.scopes && !input.group) {
+    throw new InvalidError("scopes apply to group-scoped tokens: pass group (and organization) too");
+  }
+  if (input.group && (!input.scopes || input.scopes.length === 0)) {
+    throw new InvalidError("a group-scoped token needs at least one scope");
+  }
+  const scopes = input.scopes ? expandScopes(input.scopes) : null;
+  if (actor.orgId !== null && !input.organization) {
+    throw new ForbiddenError("an organization-scoped API token can only mint tokens for its organization");
+  }
   return ctx.deps.store.write(async (r) => {
-    const minted = await insertApiToken(r, ctx.deps, ctx.actor.userId, name);
-    const personal = await r.organizations.findBySlug(ctx.actor.username);
-    if (personal)
-      await audit(r, ctx, personal.id, "user-token-create", `API token ${name} created`, { name });
+    let restriction = UNRESTRICTED;
+    let auditOrg = (await r.organizations.findBySlug(actor.username))?.id;
+    if (input.organization) {
+      if (input.group) {
+        const { org, group } = await requireGroup(r, actor, input.organization, input.group, "read");
+        const { role } = await requireOrgAccess(r, actor, input.organization, "read");
+        if (role !== "owner" && role !== "admin") {
+          throw new ForbiddenError("only organization admins or owners can mint group-scoped tokens");
+        }
+        restriction = { orgId: org.id, groupId: group.id, scopes };
+        auditOrg = org.id;
+      } else {
+        const { org } = await requireOrgAccess(r, actor, input.organization, "read");
+        restriction = { orgId: org.id, groupId: null, scopes: null };
+        auditOrg = org.id;
+      }
+    }
+    const minted = await insertApiToken(r, ctx.deps, actor.userId, name, undefined, restriction);
+    if (auditOrg) {
+      await audit(r, ctx, auditOrg, "user-token-create", `API token ${name} created`, {
+        name,
+        ...(input.organization ? { organization: input.organization } : {}),
+        ...(input.group ? { group: input.group, scopes } : {}),
+      });
+    }
     return minted;
   });
 }
 
+function toTokenInfo(t: TokenListing, withOwner: boolean): ApiTokenInfo {
+  return {
+    id: t.id,
+    name: t.name,
+    organization: t.org_slug,
+    group: t.group_name,
+    scopes: t.scopes ? (JSON.parse(t.scopes) as string[]) : null,
+    createdAt: t.created_at,
+    owner: withOwner ? { username: t.username, email: t.email } : null,
+  };
+}
+
 export async function listApiTokens(ctx: Ctx): Promise<ApiTokenInfo[]> {
   const rows = await ctx.deps.store.read((r) => r.apiTokens.listForUser(ctx.actor.userId));
-  return rows.map((t) => ({ id: t.id, name: t.name, createdAt: t.created_at }));
+  return rows.map((t) => toTokenInfo(t, false));
+}
+
+/**
+ * `GET /v1/organizations/{org}/api-tokens`: tokens restricted to the organization. Owners and
+ * admins see every member's, with the owner; others see their own. Unrestricted tokens aren't
+ * listed: they belong to no organization.
+ */
+export async function listOrganizationTokens(ctx: Ctx, slug: string): Promise<ApiTokenInfo[]> {
+  return ctx.deps.store.read(async (r) => {
+    const { org, role } = await requireOrgAccess(r, ctx.actor, slug, "read");
+    const all = role === "owner" || role === "admin";
+    const rows = await r.apiTokens.listForOrg(org.id, all ? undefined : ctx.actor.userId);
+    return rows.map((t) => toTokenInfo(t, all));
+  });
+}
+
+/**
+ * `DELETE /v1/organizations/{org}/api-tokens/{id}`: revokes a token restricted to the organization.
+ * A token of another organization, an unrestricted one, and (for members) another member's all
+ * answer 404, so ids can't be probed.
+ */
+export async function revokeOrganizationToken(ctx: Ctx, slug: string, tokenId: string): Promise<void> {
+  await ctx.deps.store.write(async (r) => {
+    const { org, role } = await requireOrgAccess(r, ctx.actor, slug, "tokens:revoke");
+    const token = await r.apiTokens.findById(tokenId);
+    const mayRevoke =
+      token !== undefined &&
+      token.org_id === org.id &&
+      (role === "owner" || role === "admin" || token.user_id === ctx.actor.userId);
+    if (!mayRevoke) throw new NotFoundError(`token ${tokenId} not found`);
+    await r.apiTokens.deleteById(tokenId);
+    await audit(r, ctx, org.id, "user-token-delete", `API token ${token.name} revoked`, {
+      name: token.name,
+      id: tokenId,
+    });
+  });
 }
 
 /** Deletes the caller's token by name; the next request made with it is refused. */

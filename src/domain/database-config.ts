@@ -1,9 +1,8 @@
 import type { DatabasePatch } from "../store/databases.js";
+import { requireDatabase } from "./access.js";
 import { audit } from "./audit.js";
 import type { Ctx } from "./context.js";
-import { databaseNotFound } from "./databases.js";
 import { parseSizeLimit } from "./names.js";
-import { requireOrgAccess } from "./roles.js";
 
 export interface DatabaseConfiguration {
   /** Largest size the database may grow to, as given (`256mb`, `1073741824`); null = no limit. */
@@ -44,9 +43,7 @@ export async function getDatabaseConfiguration(
   name: string,
 ): Promise<DatabaseConfiguration> {
   return ctx.deps.store.read(async (r) => {
-    const { org } = await requireOrgAccess(r, ctx.actor, slug, "read");
-    const db = await r.databases.findByName(org.id, name);
-    if (!db) throw databaseNotFound(name);
+    const { db } = await requireDatabase(r, ctx.actor, slug, name, "read");
     return toConfiguration(db);
   });
 }
@@ -71,9 +68,7 @@ export async function updateDatabaseConfiguration(
     }).filter(([, v]) => v !== undefined),
   );
   const updated = await ctx.deps.store.write(async (r) => {
-    const { org } = await requireOrgAccess(r, ctx.actor, slug, "write");
-    const db = await r.databases.findByName(org.id, name);
-    if (!db) throw databaseNotFound(name);
+    const { org, db } = await requireDatabase(r, ctx.actor, slug, name, "db:configure");
     await r.databases.update(db.id, changes);
     if (changes.delete_protection !== undefined && changes.delete_protection !== db.delete_protection) {
       const code = changes.delete_protection === 1 ? "db-protect" : "db-unprotect";

@@ -1,8 +1,7 @@
 import { NotFoundError } from "../errors.js";
 import { derivedUuid } from "../lib/ids.js";
+import { requireDatabase } from "./access.js";
 import type { Ctx } from "./context.js";
-import { databaseNotFound } from "./databases.js";
-import { requireOrgAccess } from "./roles.js";
 
 /** A database's instance in one location of its group. */
 export interface Instance {
@@ -18,9 +17,7 @@ export interface Instance {
 /** Every instance of a database: the primary first, then a replica per other location of its group. */
 export async function listInstances(ctx: Ctx, slug: string, name: string): Promise<Instance[]> {
   const { db, locations } = await ctx.deps.store.read(async (r) => {
-    const { org } = await requireOrgAccess(r, ctx.actor, slug, "read");
-    const db = await r.databases.findByName(org.id, name);
-    if (!db) throw databaseNotFound(name);
+    const { db } = await requireDatabase(r, ctx.actor, slug, name, "read");
     return { db, locations: (await r.groups.locationsOf([db.group_id])).get(db.group_id) ?? [] };
   });
   return locations.map((location) => ({

@@ -1,8 +1,7 @@
 import { InvalidError } from "../errors.js";
 import { derivedUuid } from "../lib/ids.js";
+import { requireDatabase } from "./access.js";
 import type { Ctx } from "./context.js";
-import { databaseNotFound } from "./databases.js";
-import { requireOrgAccess } from "./roles.js";
 
 export interface UsageFigures {
   rowsRead: number;
@@ -48,11 +47,7 @@ export async function getDatabaseUsage(
   const from = parseTime("from", range.from, new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), 1)));
   const to = parseTime("to", range.to, now);
   if (from > to) throw new InvalidError("invalid period: from is after to");
-  const db = await ctx.deps.store.read(async (r) => {
-    const { org } = await requireOrgAccess(r, ctx.actor, slug, "read");
-    return r.databases.findByName(org.id, name);
-  });
-  if (!db) throw databaseNotFound(name);
+  const { db } = await ctx.deps.store.read((r) => requireDatabase(r, ctx.actor, slug, name, "read"));
   await ctx.deps.meter.flush();
   const [totals, locations] = await ctx.deps.store.read(async (r) =>
     Promise.all([
@@ -89,11 +84,7 @@ export async function getDatabaseUsage(
 
 /** The database's most expensive statements, by rows read plus rows written. */
 export async function getTopQueries(ctx: Ctx, slug: string, name: string, limit = 10): Promise<TopQuery[]> {
-  const db = await ctx.deps.store.read(async (r) => {
-    const { org } = await requireOrgAccess(r, ctx.actor, slug, "read");
-    return r.databases.findByName(org.id, name);
-  });
-  if (!db) throw databaseNotFound(name);
+  const { db } = await ctx.deps.store.read((r) => requireDatabase(r, ctx.actor, slug, name, "read"));
   await ctx.deps.meter.flush();
   const rows = await ctx.deps.store.read((r) => r.usage.topQueries(db.id, limit));
   return rows.map((q) => ({

@@ -1,17 +1,16 @@
 import { ConflictError, InvalidError, NotFoundError, UniqueViolationError } from "../errors.js";
+import { decodeStringCursor, type Page, type PageRequest, pageOf } from "../lib/cursor.js";
 import { newUuid } from "../lib/ids.js";
 import { isoTime } from "../lib/time.js";
-import type { DatabaseWithPlacement } from "../store/databases.js";
+import type { DatabaseFilter, DatabaseWithPlacement } from "../store/databases.js";
 import type { Repos } from "../store/store.js";
+import { requireDatabase } from "./access.js";
 import { audit } from "./audit.js";
 import type { Ctx, Deps } from "./context.js";
 import { buildReplicas, removeInstances } from "./instances.js";
 import { checkDatabaseName, parseSizeLimit } from "./names.js";
-import { requireOrgAccess } from "./roles.js";
+import { requireGroupInScope, requireOrgAccess } from "./roles.js";
 import { type Database, toDatabase } from "./views.js";
-
-export const databaseNotFound = (name: string) =>
-  new NotFoundError(`could not find database with name ${name}: record not found`);
 
 export interface CreateDatabaseInput {
   name: string;
@@ -39,10 +38,11 @@ export async function createDatabase(ctx: Ctx, slug: string, input: CreateDataba
   if (sizeLimit !== null) parseSizeLimit(sizeLimit);
   const { deps } = ctx;
   const created = await deps.store.write(async (r) => {
-    const { org } = await requireOrgAccess(r, ctx.actor, slug, "write");
+    const { org } = await requireOrgAccess(r, ctx.actor, slug, "db:create");
     checkDatabaseName(input.name, org.slug);
     const group = await r.groups.findByName(org.id, input.group || "default");
     if (!group) throw new InvalidError("group not found");
+    requireGroupInScope(ctx.actor, group.id, group.name);
     await r.groups.lock(group.id);
     const locations = (await r.groups.locationsOf([group.id])).get(group.id) ?? [];
     if (input.location && !locations.includes(input.location)) {
@@ -103,28 +103,53 @@ export async function createDatabase(ctx: Ctx, slug: string, input: CreateDataba
   return created;
 }
 
+export interface DatabaseListFilter {
+  group?: string;
+  /** Branches of this database (its id, or its name). */
+  parent?: string;
+  /** Databases following this schema database (by name). */
+  schema?: string;
+  /** Only schema databases. */
+  schemasOnly?: boolean;
+}
+
+/** An organization's databases by name, filtered, in pages when `page.limit` is set. */
 export async function listDatabases(
   ctx: Ctx,
   slug: string,
-  filter: { group?: string } = {},
-): Promise<Database[]> {
+  filter: DatabaseListFilter = {},
+  page: PageRequest = {},
+): Promise<Page<Database>> {
+  const after = decodeStringCursor(page.cursor);
   return ctx.deps.store.read(async (r) => {
     const { org } = await requireOrgAccess(r, ctx.actor, slug, "read");
-    let groupId: string | undefined;
+    const none = { items: [], next: null };
+    // A group-scoped token sees its own group's databases only.
+    const f: DatabaseFilter = { groupId: ctx.actor.groupId ?? undefined, after };
     if (filter.group) {
       const g = await r.groups.findByName(org.id, filter.group);
-      if (!g) return [];
-      groupId = g.id;
+      if (!g || (f.groupId !== undefined && g.id !== f.groupId)) return none;
+      f.groupId = g.id;
     }
-    return withLocations(r, ctx.deps, await r.databases.list(org.id, groupId ? { groupId } : {}));
+    for (const [key, value] of [
+      ["parentId", filter.parent],
+      ["schemaId", filter.schema],
+    ] as const) {
+      if (!value) continue;
+      const ref = (await r.databases.findById(value)) ?? (await r.databases.findByName(org.id, value));
+      if (!ref || ref.org_id !== org.id) return none;
+      f[key] = ref.id;
+    }
+    if (filter.schemasOnly) f.isSchema = true;
+    if (page.limit !== undefined) f.limit = page.limit + 1;
+    const rows = pageOf(await r.databases.list(org.id, f), page.limit, (d) => d.name);
+    return { items: await withLocations(r, ctx.deps, rows.items), next: rows.next };
   });
 }
 
 export async function getDatabase(ctx: Ctx, slug: string, name: string): Promise<Database> {
   return ctx.deps.store.read(async (r) => {
-    const { org } = await requireOrgAccess(r, ctx.actor, slug, "read");
-    const row = await r.databases.findByName(org.id, name);
-    if (!row) throw databaseNotFound(name);
+    const { db: row } = await requireDatabase(r, ctx.actor, slug, name, "read");
     const [db] = await withLocations(r, ctx.deps, [row]);
     return db!;
   });
@@ -133,9 +158,7 @@ export async function getDatabase(ctx: Ctx, slug: string, name: string): Promise
 /** Deletes a database; its files go once the deletion is committed. */
 export async function deleteDatabase(ctx: Ctx, slug: string, name: string): Promise<void> {
   const { dbId, locations } = await ctx.deps.store.write(async (r) => {
-    const { org } = await requireOrgAccess(r, ctx.actor, slug, "write");
-    const row = await r.databases.findByName(org.id, name);
-    if (!row) throw databaseNotFound(name);
+    const { org, db: row } = await requireDatabase(r, ctx.actor, slug, name, "db:delete");
     if (row.delete_protection === 1) {
       throw new InvalidError(
         `database ${name} is protected against deletion; turn delete_protection off first`,

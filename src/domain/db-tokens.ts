@@ -1,11 +1,10 @@
-import { InvalidError, NotFoundError } from "../errors.js";
+import { InvalidError } from "../errors.js";
 import { newTokenId } from "../lib/ids.js";
 import { signJwt } from "../lib/jwt.js";
+import { databaseNotFound, requireDatabase, requireGroup } from "./access.js";
 import { audit } from "./audit.js";
 import type { Ctx } from "./context.js";
-import { databaseNotFound } from "./databases.js";
-import { groupNotFound } from "./groups.js";
-import { requireOrgAccess } from "./roles.js";
+import { requireGroupInScope } from "./roles.js";
 
 export interface TokenRequest {
   /** Turso's grammar: `never` (default) or a Go-style duration such as `2w1d`, `12h`, `30m`. */
@@ -86,6 +85,7 @@ async function attachIdsOf(ctx: Ctx, orgId: string, names: readonly string[] | u
   for (const name of new Set(names ?? [])) {
     const d = await ctx.deps.store.read((r) => r.databases.findByName(orgId, name));
     if (!d) throw new InvalidError(`cannot grant ATTACH to ${name}: no such database in this organization`);
+    requireGroupInScope(ctx.actor, d.group_id, `of database ${name}`);
     ids.push(d.id);
   }
   return ids;
@@ -101,7 +101,7 @@ export async function mintDatabaseToken(
   const ttl = parseExpiration(req.expiration);
   const access = accessOf(req.authorization);
   const { org, db } = await ctx.deps.store.read(async (r) => {
-    const { org } = await requireOrgAccess(r, ctx.actor, slug, "write");
+    const { org } = await requireDatabase(r, ctx.actor, slug, dbName, "db:mint-token");
     return { org, db: await r.databases.findForDataPlane({ orgSlug: org.slug, name: dbName }) };
   });
   if (!db) throw databaseNotFound(dbName);
@@ -127,11 +127,9 @@ export async function mintGroupToken(
 ): Promise<string> {
   const ttl = parseExpiration(req.expiration);
   const access = accessOf(req.authorization);
-  const { org, group } = await ctx.deps.store.read(async (r) => {
-    const { org } = await requireOrgAccess(r, ctx.actor, slug, "write");
-    return { org, group: await r.groups.findByName(org.id, groupName) };
-  });
-  if (!group) throw groupNotFound();
+  const { org, group } = await ctx.deps.store.read((r) =>
+    requireGroup(r, ctx.actor, slug, groupName, "group:mint-token"),
+  );
   const attachIds = await attachIdsOf(ctx, org.id, req.attach);
   const nowSec = Math.floor(ctx.deps.clock().getTime() / 1000);
   const claims = claimsFor(
@@ -161,9 +159,7 @@ export async function mintReplicationToken(
 /** Invalidates every token minted so far for one database; tokens of other databases stay valid. */
 export async function rotateDatabaseTokens(ctx: Ctx, slug: string, dbName: string): Promise<void> {
   await ctx.deps.store.write(async (r) => {
-    const { org } = await requireOrgAccess(r, ctx.actor, slug, "write");
-    const db = await r.databases.findByName(org.id, dbName);
-    if (!db) throw databaseNotFound(dbName);
+    const { org, db } = await requireDatabase(r, ctx.actor, slug, dbName, "db:rotate-creds");
     await r.databases.bumpTokenGeneration(db.id);
     await audit(r, ctx, org.id, "db-rotate-creds", `credentials of database ${dbName} rotated`, {
       database: dbName,
@@ -175,9 +171,7 @@ export async function rotateDatabaseTokens(ctx: Ctx, slug: string, dbName: strin
 /** Invalidates every group token of a group and every database token of its databases. */
 export async function rotateGroupTokens(ctx: Ctx, slug: string, groupName: string): Promise<void> {
   await ctx.deps.store.write(async (r) => {
-    const { org } = await requireOrgAccess(r, ctx.actor, slug, "write");
-    const group = await r.groups.findByName(org.id, groupName);
-    if (!group) throw new NotFoundError("group not found");
+    const { org, group } = await requireGroup(r, ctx.actor, slug, groupName, "group:rotate-creds");
     await r.groups.bumpTokenGeneration(group.id);
     await audit(r, ctx, org.id, "group-rotate-creds", `credentials of group ${groupName} rotated`, {
       group: groupName,

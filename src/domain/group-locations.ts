@@ -1,10 +1,9 @@
 import { InvalidError, UnavailableError } from "../errors.js";
 import { isoTime } from "../lib/time.js";
+import { requireGroup } from "./access.js";
 import { audit } from "./audit.js";
 import type { Ctx, Deps } from "./context.js";
-import { groupNotFound } from "./groups.js";
 import { buildReplicas, type InstanceRef, removeInstances } from "./instances.js";
-import { requireOrgAccess } from "./roles.js";
 import { type Group, toGroup } from "./views.js";
 
 /**
@@ -22,10 +21,8 @@ export async function addGroupLocation(
 ): Promise<Group> {
   const { deps } = ctx;
   const plan = await deps.store.write(async (r) => {
-    const { org } = await requireOrgAccess(r, ctx.actor, slug, "write");
     deps.catalogue.require(location);
-    const row = await r.groups.findByName(org.id, groupName);
-    if (!row) throw groupNotFound();
+    const { org, group: row } = await requireGroup(r, ctx.actor, slug, groupName, "group:configure");
     await r.groups.lock(row.id);
     const locations = (await r.groups.locationsOf([row.id])).get(row.id) ?? [];
     if (locations.includes(location))
@@ -85,9 +82,7 @@ export async function removeGroupLocation(
 ): Promise<Group> {
   const { deps } = ctx;
   const { group, removed } = await deps.store.write(async (r) => {
-    const { org } = await requireOrgAccess(r, ctx.actor, slug, "write");
-    const row = await r.groups.findByName(org.id, groupName);
-    if (!row) throw groupNotFound();
+    const { org, group: row } = await requireGroup(r, ctx.actor, slug, groupName, "group:configure");
     await r.groups.lock(row.id);
     const locations = (await r.groups.locationsOf([row.id])).get(row.id) ?? [];
     if (!locations.includes(location)) {
@@ -134,9 +129,7 @@ export async function waitForLocation(
   timeoutMs: number,
 ): Promise<void> {
   const { group, dbIds } = await ctx.deps.store.read(async (r) => {
-    const { org } = await requireOrgAccess(r, ctx.actor, slug, "read");
-    const row = await r.groups.findByName(org.id, groupName);
-    if (!row) throw groupNotFound();
+    const { group: row } = await requireGroup(r, ctx.actor, slug, groupName, "read");
     const locations = (await r.groups.locationsOf([row.id])).get(row.id) ?? [];
     return { group: toGroup(row, locations), dbIds: await r.databases.idsInGroup(row.id) };
   });

@@ -2,14 +2,13 @@ import { ConflictError, InvalidError, NotFoundError, UniqueViolationError } from
 import { newUuid } from "../lib/ids.js";
 import { isoTime } from "../lib/time.js";
 import type { Repos } from "../store/store.js";
+import { groupNotFound, requireGroup } from "./access.js";
 import { audit } from "./audit.js";
 import type { Ctx, Deps } from "./context.js";
 import { instancesOfGroup, removeInstances } from "./instances.js";
 import { checkGroupName } from "./names.js";
 import { requireOrgAccess } from "./roles.js";
 import { type Group, toGroup } from "./views.js";
-
-export const groupNotFound = () => new NotFoundError("group not found");
 
 /** Loads a group by name within an organization, with its locations. */
 export async function loadGroup(
@@ -38,7 +37,7 @@ export async function createGroup(
   const location = input.location || ctx.deps.catalogue.default.code;
   ctx.deps.catalogue.require(location);
   return ctx.deps.store.write(async (r) => {
-    const { org } = await requireOrgAccess(r, ctx.actor, slug, "write");
+    const { org } = await requireOrgAccess(r, ctx.actor, slug, "group:create");
     const now = isoTime(ctx.deps.clock());
     const row = {
       id: newUuid(),
@@ -68,7 +67,10 @@ export async function createGroup(
 export async function listGroups(ctx: Ctx, slug: string): Promise<Group[]> {
   return ctx.deps.store.read(async (r) => {
     const { org } = await requireOrgAccess(r, ctx.actor, slug, "read");
-    const rows = await r.groups.list(org.id);
+    // A group-scoped token sees its own group only.
+    const rows = (await r.groups.list(org.id)).filter(
+      (g) => ctx.actor.groupId === null || g.id === ctx.actor.groupId,
+    );
     const locations = await r.groups.locationsOf(rows.map((g) => g.id));
     return rows.map((g) => toGroup(g, locations.get(g.id) ?? [], statusOf(ctx.deps)));
   });
@@ -76,7 +78,7 @@ export async function listGroups(ctx: Ctx, slug: string): Promise<Group[]> {
 
 export async function getGroup(ctx: Ctx, slug: string, name: string): Promise<Group> {
   return ctx.deps.store.read(async (r) => {
-    const { org } = await requireOrgAccess(r, ctx.actor, slug, "read");
+    const { org } = await requireGroup(r, ctx.actor, slug, name, "read");
     const group = await loadGroup(r, org.id, name, ctx.deps);
     if (!group) throw groupNotFound();
     return group;
@@ -86,7 +88,7 @@ export async function getGroup(ctx: Ctx, slug: string, name: string): Promise<Gr
 /** Deletes a group with all its databases and their files. */
 export async function deleteGroup(ctx: Ctx, slug: string, name: string): Promise<Group> {
   const { group, instances } = await ctx.deps.store.write(async (r) => {
-    const { org } = await requireOrgAccess(r, ctx.actor, slug, "write");
+    const { org } = await requireOrgAccess(r, ctx.actor, slug, "group:delete");
     const group = await loadGroup(r, org.id, name);
     if (!group) throw groupNotFound();
     if (group.deleteProtection) {
@@ -101,6 +103,8 @@ export async function deleteGroup(ctx: Ctx, slug: string, name: string): Promise
       );
     }
     const instances = await instancesOfGroup(r, group.id);
+    // Tokens restricted to the group go with it (Turso does the same on delete and transfer).
+    await r.apiTokens.deleteForGroup(group.id);
     await r.groups.delete(group.id);
     await audit(r, ctx, org.id, "group-delete", `group ${name} deleted`, { group: name });
     return { group, instances };

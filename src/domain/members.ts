@@ -33,7 +33,7 @@ export async function addMember(
   const role = (input.role ?? "member") as Role;
   if (!ASSIGNABLE.includes(role)) throw new InvalidError("invalid role");
   return ctx.deps.store.write(async (r) => {
-    const { org } = await requireOrgAccess(r, ctx.actor, slug, "manage-members");
+    const { org } = await requireOrgAccess(r, ctx.actor, slug, "members:manage");
     if (org.type === "personal") throw new InvalidError("members can only be added to team organizations");
     const user = await r.users.findByUsername(input.username);
     if (!user) throw new NotFoundError(`could not find user ${input.username}`);
@@ -69,7 +69,7 @@ export async function removeMember(ctx: Ctx, slug: string, username: string): Pr
       r,
       ctx.actor,
       slug,
-      leaving ? "read" : "manage-members",
+      leaving ? "read" : "members:manage",
     );
     const user = await r.users.findByUsername(username);
     const member = user ? await r.members.find(org.id, user.id) : undefined;

@@ -26,12 +26,13 @@ export async function listOrganizations(ctx: Ctx): Promise<Organization[]> {
 /** One organization; unknown and foreign ones are both "not found", so slugs can't be probed. */
 export async function getOrganization(ctx: Ctx, slug: string): Promise<Organization> {
   return ctx.deps.store.read(async (r) => {
-    try {
-      return toOrganization((await requireOrgAccess(r, ctx.actor, slug, "read")).org);
-    } catch (e) {
-      if (e instanceof ForbiddenError) throw new NotFoundError("organization not found");
-      throw e;
+    const org = await r.organizations.findBySlug(slug);
+    const member = org ? await r.members.find(org.id, ctx.actor.userId) : undefined;
+    if (!org || !member || (ctx.actor.orgId !== null && ctx.actor.orgId !== org.id)) {
+      throw new NotFoundError("organization not found");
     }
+    // Past membership, a refusal (a token's missing scope) is a 403 like everywhere else.
+    return toOrganization((await requireOrgAccess(r, ctx.actor, slug, "read")).org);
   });
 }
 
@@ -86,7 +87,7 @@ export async function updateOrganization(
   patch: { overages?: boolean },
 ): Promise<Organization> {
   return ctx.deps.store.write(async (r) => {
-    const { org } = await requireOrgAccess(r, ctx.actor, slug, "write");
+    const { org } = await requireOrgAccess(r, ctx.actor, slug, "org:update");
     if (patch.overages !== undefined && (org.overages === 1) !== patch.overages) {
       await r.organizations.update(org.id, { overages: patch.overages ? 1 : 0 });
       await audit(r, ctx, org.id, "org-set-overages", `overages turned ${patch.overages ? "on" : "off"}`, {
@@ -105,7 +106,7 @@ export async function updateOrganization(
  */
 export async function deleteOrganization(ctx: Ctx, slug: string): Promise<Organization> {
   const { org, instances } = await ctx.deps.store.write(async (r) => {
-    const { org } = await requireOrgAccess(r, ctx.actor, slug, "delete");
+    const { org } = await requireOrgAccess(r, ctx.actor, slug, "org:delete");
     if (org.type === "personal") throw new InvalidError("a personal organization cannot be deleted");
     const instances = await instancesOfOrganization(r, org.id);
     await r.organizations.delete(org.id);

@@ -63,7 +63,14 @@ export interface Database {
 export interface ApiTokenInfo {
   id: string;
   name: string;
+  /** Slug of the organization the token is limited to. */
+  organization: string | null;
+  /** Name of the group the token is limited to. */
+  group: string | null;
+  scopes: string[] | null;
   createdAt: string;
+  /** Who minted it, in organization-wide listings for admins. */
+  owner: { username: string; email: string } | null;
 }
 
 export function toOrganization(r: OrganizationRow): Organization {

@@ -12,3 +12,8 @@ export function hashToken(token: string): string {
 export function randomSecret(bytes = 32): string {
   return randomBytes(bytes).toString("base64url");
 }
+
+/** SHA-256 of a text, hex-encoded: a fingerprint, not a secret. */
+export function sha256Hex(text: string): string {
+  return createHash("sha256").update(text, "utf8").digest("hex");
+}

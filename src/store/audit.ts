@@ -16,6 +16,13 @@ export function auditRepo({ db }: Executor) {
         .offset(offset)
         .execute(),
 
+    /** Newest first, older than the entry `beforeId` (a page's cursor). */
+    listBefore: (orgId: string, beforeId: number | undefined, limit: number) => {
+      let q = db.selectFrom("audit_logs").selectAll().where("org_id", "=", orgId);
+      if (beforeId !== undefined) q = q.where("id", "<", beforeId);
+      return q.orderBy("id", "desc").limit(limit).execute();
+    },
+
     count: async (orgId: string) => {
       const r = await db
         .selectFrom("audit_logs")

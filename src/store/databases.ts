@@ -19,6 +19,18 @@ export type DatabasePatch = Partial<
   Pick<DatabaseRow, "size_limit" | "block_reads" | "block_writes" | "allow_attach" | "delete_protection">
 >;
 
+export interface DatabaseFilter {
+  groupId?: string;
+  /** Branches of this database. */
+  parentId?: string;
+  /** Databases following this schema database. */
+  schemaId?: string;
+  isSchema?: boolean;
+  /** Names after this one (a page's cursor). */
+  after?: string;
+  limit?: number;
+}
+
 export function databasesRepo(ex: Executor) {
   const { db } = ex;
   const withPlacement = () =>
@@ -81,9 +93,18 @@ export function databasesRepo(ex: Executor) {
     findById: (id: string): Promise<DatabaseWithPlacement | undefined> =>
       withPlacement().where("d.id", "=", id).executeTakeFirst(),
 
-    list: (orgId: string, filter: { groupId?: string } = {}): Promise<DatabaseWithPlacement[]> => {
+    /**
+     * An organization's databases by name. `after` and `limit` page through them by key (the
+     * `(org_id, name)` unique index serves both the filter and the order).
+     */
+    list: (orgId: string, filter: DatabaseFilter = {}): Promise<DatabaseWithPlacement[]> => {
       let q = withPlacement().where("d.org_id", "=", orgId);
       if (filter.groupId) q = q.where("d.group_id", "=", filter.groupId);
+      if (filter.parentId) q = q.where("d.parent_id", "=", filter.parentId);
+      if (filter.schemaId) q = q.where("d.schema_id", "=", filter.schemaId);
+      if (filter.isSchema !== undefined) q = q.where("d.is_schema", "=", filter.isSchema ? 1 : 0);
+      if (filter.after !== undefined) q = q.where("d.name", ">", filter.after);
+      if (filter.limit !== undefined) q = q.limit(filter.limit);
       return q.orderBy("d.name").execute();
     },
 

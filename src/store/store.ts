@@ -4,6 +4,7 @@ import { type AuditRepo, auditRepo } from "./audit.js";
 import { type DatabasesRepo, databasesRepo } from "./databases.js";
 import type { StoreDialect } from "./dialect.js";
 import { type GroupsRepo, groupsRepo } from "./groups.js";
+import { type IdempotencyRepo, idempotencyRepo } from "./idempotency.js";
 import { type InvitesRepo, invitesRepo } from "./invites.js";
 import { type MembersRepo, membersRepo } from "./members.js";
 import { migrationProvider } from "./migrations/index.js";
@@ -23,6 +24,7 @@ export interface Repos {
   audit: AuditRepo;
   usage: UsageRepo;
   invites: InvitesRepo;
+  idempotency: IdempotencyRepo;
 }
 
 /**
@@ -71,6 +73,7 @@ export class Store {
       audit: auditRepo(ex),
       usage: usageRepo(ex),
       invites: invitesRepo(ex),
+      idempotency: idempotencyRepo(ex),
     };
   }
 }

@@ -24,7 +24,11 @@ describe("API tokens", () => {
     expect(header.alg).toBe("EdDSA");
     expect(payload.jti).toBe(r.body.id);
     const list = await u.api.get("/v1/auth/api-tokens");
-    expect(list.body.tokens).toContainEqual({ name: "laptop", id: r.body.id });
+    expect(list.body.tokens).toContainEqual({
+      name: "laptop",
+      id: r.body.id,
+      created_at: expect.stringMatching(/^\d{4}-\d{2}-\d{2}$/),
+    });
     expect(JSON.stringify(list.body)).not.toContain(r.body.token);
   });
 

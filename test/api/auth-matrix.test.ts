@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ALL_ROUTES } from "../../src/api/app.js";
-import { AUTH_MATRIX, type Fixture } from "../helpers/auth-matrix.js";
+import { AUTH_MATRIX, type Fixture } from "../helpers/auth-matrix/index.js";
 import {
   addMember,
   createDatabase,
@@ -8,6 +8,7 @@ import {
   createTeam,
   createUser,
   type TestUser,
+  uniqueName,
 } from "../helpers/factories.js";
 import { call } from "../helpers/http.js";
 import { startTestShoal, type TestShoal } from "../helpers/shoal.js";
@@ -18,6 +19,28 @@ let viewer: TestUser;
 let stranger: TestUser;
 let revoked: string;
 let fixture: Fixture;
+/** Group-scoped tokens of the owner, on the fixture's group, by the scopes they hold. */
+const scoped = new Map<string, string>();
+/** An owner token limited to the owner's personal organization, not the fixture's. */
+let otherOrgToken: string;
+
+const ALL_SCOPES = [
+  "read",
+  "db:create",
+  "db:delete",
+  "db:configure",
+  "db:mint-token",
+  "db:rotate-creds",
+  "group:configure",
+  "group:mint-token",
+  "group:rotate-creds",
+];
+
+async function mint(body: unknown): Promise<string> {
+  const r = await owner.api.post(`/v1/auth/api-tokens/${uniqueName("scoped")}`, body);
+  expect(r.status, r.text).toBe(200);
+  return r.body.token;
+}
 
 beforeAll(async () => {
   h = await startTestShoal();
@@ -32,6 +55,15 @@ beforeAll(async () => {
   const minted = await owner.api.post("/v1/auth/api-tokens/to-revoke");
   revoked = minted.body.token;
   expect((await owner.api.delete("/v1/auth/api-tokens/to-revoke")).status).toBe(200);
+  otherOrgToken = await mint({ organization: owner.username });
+  for (const s of ALL_SCOPES) {
+    scoped.set(
+      `all-but ${s}`,
+      await mint({ organization: org, group: "default", scopes: ALL_SCOPES.filter((x) => x !== s) }),
+    );
+  }
+  scoped.set("full-access", await mint({ organization: org, group: "default", scopes: ["full-access"] }));
+  scoped.set("read", await mint({ organization: org, group: "default", scopes: ["read-only"] }));
 });
 afterAll(() => h.close());
 
@@ -46,6 +78,11 @@ describe("the auth matrix", () => {
   it("covers every route the server registers", () => {
     const registered = ALL_ROUTES.map((r) => `${r.method.toUpperCase()} ${r.path}`).sort();
     expect(Object.keys(AUTH_MATRIX).sort()).toEqual(registered);
+  });
+
+  it("declares the token scope of every organization route", () => {
+    const missing = entries.filter(([, e]) => e.kind === "org" && e.scope === undefined).map(([k]) => k);
+    expect(missing).toEqual([]);
   });
 
   for (const [key, e] of entries) {
@@ -87,9 +124,43 @@ describe("the auth matrix", () => {
 
         it(e.viewer === "allow" ? "lets a viewer read" : "refuses a viewer (403)", async () => {
           const r = await send(key, viewer.token);
-          if (e.viewer === "allow") expect(r.status, r.text).toBe(200);
+          if (e.viewer === "allow") expect(r.status, r.text).toBe(e.allowedStatus ?? 200);
           else expect(r.status, r.text).toBe(403);
         });
+
+        it(`refuses a token limited to another organization (${e.stranger ?? 403})`, async () => {
+          expect((await send(key, otherOrgToken)).status).toBe(e.stranger ?? 403);
+        });
+
+        if (e.scope === "org") {
+          it("refuses a group-scoped token, even with every scope (403)", async () => {
+            const r = await send(key, scoped.get("full-access")!);
+            expect(r.status, r.text).toBe(403);
+          });
+        } else if (e.scope !== undefined) {
+          it(`refuses a group-scoped token without the ${e.scope} scope (403)`, async () => {
+            const r = await send(key, scoped.get(`all-but ${e.scope}`)!);
+            expect(r.status, r.text).toBe(403);
+          });
+        }
+        if (e.scope === "read") {
+          it("lets a read-only group-scoped token read", async () => {
+            const r = await send(key, scoped.get("read")!);
+            expect(r.status, r.text).toBe(200);
+          });
+        }
+
+        const alias = ALL_ROUTES.find((r) => `${r.method.toUpperCase()} ${r.path}` === key)?.personalAlias;
+        if (alias) {
+          it("answers on its personal-organization alias too, with a token only", async () => {
+            const method = key.split(" ")[0]!;
+            const path = e.path(fixture).replace(`/organizations/${fixture.org}`, "");
+            const anonymous = await call(h.url, method, path, { body: e.body });
+            expect(anonymous.status).toBe(401);
+            const r = await call(h.url, method, path, { token: stranger.token, body: e.body });
+            expect(r.body?.error).not.toBe("not found");
+          });
+        }
       }
     });
   }

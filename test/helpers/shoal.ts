@@ -41,6 +41,8 @@ export function testConfig(dataDir: string, overrides: Partial<Config> = {}): Co
     streamIdleTimeoutMs: 10_000,
     historyRetentionHours: 24,
     metadataUrl: undefined,
+    rateLimit: 0,
+    rateLimitWindowSeconds: 60,
     ...overrides,
   };
 }

@@ -1,7 +1,7 @@
 import { z } from "@hono/zod-openapi";
 import { createDatabase, deleteDatabase, getDatabase, listDatabases } from "../../domain/databases.js";
 import { InvalidError } from "../../errors.js";
-import { DatabaseParams, OrgParams, optional } from "../params.js";
+import { DatabaseParams, OrgParams, optional, PageQuery, PaginationWire } from "../params.js";
 import { type Route, route } from "../route.js";
 import { CreatedDatabaseWire, DatabaseWire, databaseWire } from "../wire/database.js";
 
@@ -34,15 +34,32 @@ export const databaseRoutes: Route[] = [
     summary: "List databases",
     tags,
     params: OrgParams,
-    query: z.object({
+    description:
+      "Databases by name. With `limit`, one page at a time: pass `pagination.next` as `cursor` for the next page until it is null.",
+    query: PageQuery.extend({
       group: optional(z.string()).openapi({ description: "Only databases of this group." }),
+      parent: optional(z.string()).openapi({ description: "Only branches of this database (id or name)." }),
+      schema: optional(z.string()).openapi({ description: "Only databases following this schema database." }),
+      type: optional(z.enum(["schema"])).openapi({ description: "`schema`: only schema databases." }),
     }),
-    response: z.object({ databases: z.array(DatabaseWire) }),
-    handler: async ({ ctx, params, query }) => ({
-      databases: (await listDatabases(ctx, params.organizationName, { group: query.group })).map((d) =>
-        databaseWire(d, ctx.deps.version),
-      ),
-    }),
+    response: z.object({ databases: z.array(DatabaseWire), pagination: PaginationWire }),
+    handler: async ({ ctx, params, query }) => {
+      const page = await listDatabases(
+        ctx,
+        params.organizationName,
+        {
+          group: query.group,
+          parent: query.parent,
+          schema: query.schema,
+          schemasOnly: query.type === "schema",
+        },
+        { limit: query.limit, cursor: query.cursor },
+      );
+      return {
+        databases: page.items.map((d) => databaseWire(d, ctx.deps.version)),
+        pagination: { next: page.next },
+      };
+    },
   }),
   route({
     method: "post",
@@ -58,6 +75,7 @@ export const databaseRoutes: Route[] = [
       400: "group not found, or an invalid name or field",
       409: "database with name <name> already exists",
     },
+    idempotent: true,
     handler: async ({ ctx, params, body }) => {
       if (body.seed !== undefined) throw new InvalidError("seeding a new database is not supported yet");
       if (body.is_schema === true || body.schema) {

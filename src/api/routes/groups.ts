@@ -41,6 +41,7 @@ export const groupRoutes: Route[] = [
     }),
     response: Wrapped,
     errors: { 400: "invalid location: <code>, or an invalid name", 409: "group already exists" },
+    idempotent: true,
     handler: async ({ ctx, params, body }) => ({
       group: groupWire(
         await createGroup(ctx, params.organizationName, { name: body.name, location: body.location }),

@@ -36,6 +36,7 @@ export const organizationRoutes: Route[] = [
     body: z.object({ name: z.string().openapi({ example: "Acme Corp" }) }),
     response: z.object({ organization: OrganizationWire, org: OrganizationWire }),
     errors: { 400: "Invalid name.", 409: "An organization or user with that slug exists." },
+    idempotent: true,
     handler: async ({ ctx, query, body }) => {
       const org = organizationWire(
         await createOrganization(ctx, { name: body.name, dryRun: query.dry_run === "true" }),

@@ -1,0 +1,69 @@
+import { z } from "@hono/zod-openapi";
+import { listAuditLogs } from "../../domain/audit-log.js";
+import { OrgParams, optional } from "../params.js";
+import { type Route, route } from "../route.js";
+
+const AuditLogWire = z
+  .object({
+    code: z.string().openapi({ example: "db-create" }),
+    message: z.string(),
+    origin: z.string().openapi({ description: "`cli`, `web` or `api`, from the caller's User-Agent." }),
+    author: z.string().openapi({ description: "Username of the caller." }),
+    created_at: z.string(),
+    data: z.record(z.string(), z.unknown()),
+  })
+  .openapi("AuditLog");
+
+export const auditLogRoutes: Route[] = [
+  route({
+    method: "get",
+    path: "/v1/organizations/{organizationName}/audit-logs",
+    summary: "List the audit log",
+    description:
+      "Every change made in the organization, newest first, written in the same transaction as the change. Owners and admins only. Page with `page` and `page_size`, or with `cursor` set to `pagination.next`.",
+    tags: ["Audit logs"],
+    params: OrgParams,
+    query: z.object({
+      page_size: optional(z.coerce.number().int()).openapi({
+        description: "Entries per page (default 100).",
+      }),
+      page: optional(z.coerce.number().int()).openapi({ description: "Page number, from 1." }),
+      cursor: optional(z.string()).openapi({ description: "`pagination.next` of the previous page." }),
+    }),
+    response: z.object({
+      audit_logs: z.array(AuditLogWire),
+      pagination: z.object({
+        page: z.number(),
+        page_size: z.number(),
+        total_pages: z.number(),
+        total_rows: z.number(),
+        next: z.string().nullable(),
+      }),
+    }),
+    errors: { 400: "Invalid page, page_size or cursor.", 403: "Not an owner or admin." },
+    handler: async ({ ctx, params, query }) => {
+      const p = await listAuditLogs(ctx, params.organizationName, {
+        page: query.page,
+        pageSize: query.page_size,
+        cursor: query.cursor,
+      });
+      return {
+        audit_logs: p.entries.map((e) => ({
+          code: e.code,
+          message: e.message,
+          origin: e.origin,
+          author: e.author,
+          created_at: e.createdAt,
+          data: e.data,
+        })),
+        pagination: {
+          page: p.page,
+          page_size: p.pageSize,
+          total_pages: p.totalPages,
+          total_rows: p.totalRows,
+          next: p.next,
+        },
+      };
+    },
+  }),
+];

@@ -1,0 +1,78 @@
+import { type MatrixEntry, o } from "./types.js";
+
+export const accountsMatrix: Record<string, MatrixEntry> = {
+  "GET /health": { kind: "public", path: () => "/health" },
+  "GET /v1/locations": { kind: "public", path: () => "/v1/locations" },
+  "POST /v1/auth/api-tokens/{tokenName}": { kind: "user", path: () => "/v1/auth/api-tokens/matrix" },
+  "GET /v1/auth/api-tokens": { kind: "user", path: () => "/v1/auth/api-tokens" },
+  "DELETE /v1/auth/api-tokens/{tokenName}": { kind: "user", path: () => "/v1/auth/api-tokens/none" },
+  "GET /v1/auth/validate": { kind: "user", path: () => "/v1/auth/validate" },
+  "GET /v1/auth/api-tokens/validate": { kind: "user", path: () => "/v1/auth/api-tokens/validate" },
+  "GET /v1/organizations": { kind: "user", path: () => "/v1/organizations" },
+  "POST /v1/organizations": {
+    kind: "user",
+    path: () => "/v1/organizations?dry_run=true",
+    body: { name: "Matrix" },
+  },
+  "GET /v1/organizations/{organizationName}": {
+    kind: "org",
+    scope: "read",
+    viewer: "allow",
+    stranger: 404,
+    path: o,
+  },
+  "PATCH /v1/organizations/{organizationName}": {
+    kind: "org",
+    scope: "org",
+    viewer: "deny",
+    path: o,
+    body: { overages: true },
+  },
+  "DELETE /v1/organizations/{organizationName}": { kind: "org", scope: "org", viewer: "deny", path: o },
+  "GET /v1/organizations/{organizationName}/members": {
+    kind: "org",
+    scope: "read",
+    viewer: "allow",
+    path: (f) => `${o(f)}/members`,
+  },
+  "POST /v1/organizations/{organizationName}/members": {
+    kind: "org",
+    scope: "org",
+    viewer: "deny",
+    path: (f) => `${o(f)}/members`,
+    body: { username: "nobody-here" },
+  },
+  "POST /v1/organizations/{organizationName}/members/{username}": {
+    kind: "org",
+    scope: "org",
+    viewer: "deny",
+    path: (f) => `${o(f)}/members/nobody-here`,
+    body: {},
+  },
+  "DELETE /v1/organizations/{organizationName}/members/{username}": {
+    kind: "org",
+    scope: "org",
+    viewer: "deny",
+    path: (f) => `${o(f)}/members/nobody-here`,
+  },
+  "POST /v2/auth/api-tokens/{tokenName}": { kind: "user", path: () => "/v2/auth/api-tokens/matrix-v2" },
+  "GET /v1/organizations/{organizationName}/api-tokens": {
+    kind: "org",
+    scope: "read",
+    viewer: "allow",
+    path: (f) => `${o(f)}/api-tokens`,
+  },
+  "DELETE /v1/organizations/{organizationName}/api-tokens/{tokenId}": {
+    kind: "org",
+    scope: "org",
+    viewer: "allow",
+    allowedStatus: 404,
+    path: (f) => `${o(f)}/api-tokens/no-such-token`,
+  },
+  "GET /v1/organizations/{organizationName}/audit-logs": {
+    kind: "org",
+    scope: "org",
+    viewer: "deny",
+    path: (f) => `${o(f)}/audit-logs`,
+  },
+};

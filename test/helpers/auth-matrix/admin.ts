@@ -1,0 +1,11 @@
+import { type MatrixEntry, o } from "./types.js";
+
+export const adminMatrix: Record<string, MatrixEntry> = {
+  "POST /v1/admin/users": {
+    kind: "admin",
+    path: () => "/v1/admin/users",
+    body: { username: "x", email: "x@y" },
+  },
+  "GET /v1/admin/users": { kind: "admin", path: () => "/v1/admin/users" },
+  "DELETE /v1/admin/users/{username}": { kind: "admin", path: () => "/v1/admin/users/nobody-here" },
+};

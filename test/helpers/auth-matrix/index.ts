@@ -1,0 +1,19 @@
+/**
+ * How each management route is protected. Every route registered in the app must appear here; the
+ * auth-matrix test fails when one is missing, so a new route can't ship without security tests.
+ * Entries live in one file per area so work on different areas doesn't collide.
+ */
+import { accountsMatrix } from "./accounts.js";
+import { adminMatrix } from "./admin.js";
+import { databasesMatrix } from "./databases.js";
+import { groupsMatrix } from "./groups.js";
+import type { MatrixEntry } from "./types.js";
+
+export type { Fixture, Kind, MatrixEntry } from "./types.js";
+
+export const AUTH_MATRIX: Record<string, MatrixEntry> = {
+  ...accountsMatrix,
+  ...groupsMatrix,
+  ...databasesMatrix,
+  ...adminMatrix,
+};
