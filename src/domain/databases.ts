@@ -9,6 +9,7 @@ import { audit } from "./audit.js";
 import type { Ctx, Deps } from "./context.js";
 import { buildReplicas, removeInstances } from "./instances.js";
 import { checkDatabaseName, parseSizeLimit } from "./names.js";
+import { requireQuota } from "./quotas.js";
 import { requireGroupInScope, requireOrgAccess } from "./roles.js";
 import { type Database, toDatabase } from "./views.js";
 
@@ -43,6 +44,7 @@ export async function createDatabase(ctx: Ctx, slug: string, input: CreateDataba
     const group = await r.groups.findByName(org.id, input.group || "default");
     if (!group) throw new InvalidError("group not found");
     requireGroupInScope(ctx.actor, group.id, group.name);
+    await requireQuota(r, org, "databases");
     await r.groups.lock(group.id);
     const locations = (await r.groups.locationsOf([group.id])).get(group.id) ?? [];
     if (input.location && !locations.includes(input.location)) {

@@ -4,6 +4,7 @@ import { requireGroup } from "./access.js";
 import { audit } from "./audit.js";
 import type { Ctx, Deps } from "./context.js";
 import { buildReplicas, type InstanceRef, removeInstances } from "./instances.js";
+import { requireLocationQuota } from "./quotas.js";
 import { type Group, toGroup } from "./views.js";
 
 /**
@@ -27,6 +28,7 @@ export async function addGroupLocation(
     const locations = (await r.groups.locationsOf([row.id])).get(row.id) ?? [];
     if (locations.includes(location))
       return { group: toGroup(row, locations), dbIds: [] as string[], added: false };
+    await requireLocationQuota(r, org, location);
     await r.groups.insertLocation({
       group_id: row.id,
       location,

@@ -7,6 +7,7 @@ import { audit } from "./audit.js";
 import type { Ctx, Deps } from "./context.js";
 import { instancesOfGroup, removeInstances } from "./instances.js";
 import { checkGroupName } from "./names.js";
+import { requireLocationQuota, requireQuota } from "./quotas.js";
 import { requireOrgAccess } from "./roles.js";
 import { type Group, toGroup } from "./views.js";
 
@@ -38,6 +39,8 @@ export async function createGroup(
   ctx.deps.catalogue.require(location);
   return ctx.deps.store.write(async (r) => {
     const { org } = await requireOrgAccess(r, ctx.actor, slug, "group:create");
+    await requireQuota(r, org, "groups");
+    await requireLocationQuota(r, org, location);
     const now = isoTime(ctx.deps.clock());
     const row = {
       id: newUuid(),

@@ -80,26 +80,6 @@ export async function createOrganization(
   });
 }
 
-/** Core operation 3: `PATCH /v1/organizations/{org}`; owners, admins and members may change overages. */
-export async function updateOrganization(
-  ctx: Ctx,
-  slug: string,
-  patch: { overages?: boolean },
-): Promise<Organization> {
-  return ctx.deps.store.write(async (r) => {
-    const { org } = await requireOrgAccess(r, ctx.actor, slug, "org:update");
-    if (patch.overages !== undefined && (org.overages === 1) !== patch.overages) {
-      await r.organizations.update(org.id, { overages: patch.overages ? 1 : 0 });
-      await audit(r, ctx, org.id, "org-set-overages", `overages turned ${patch.overages ? "on" : "off"}`, {
-        overages: patch.overages,
-      });
-    }
-    const updated = await r.organizations.findById(org.id);
-    if (!updated) throw new NotFoundError("organization not found");
-    return toOrganization(updated);
-  });
-}
-
 /**
  * `DELETE /v1/organizations/{org}`: owner only, team organizations only (a personal organization
  * goes with its user). Removes every group and database of the organization.

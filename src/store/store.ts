@@ -9,6 +9,7 @@ import { type InvitesRepo, invitesRepo } from "./invites.js";
 import { type MembersRepo, membersRepo } from "./members.js";
 import { migrationProvider } from "./migrations/index.js";
 import { type OrganizationsRepo, organizationsRepo } from "./organizations.js";
+import { type PlansRepo, plansRepo } from "./plans.js";
 import type { DB } from "./schema.js";
 import { type UsageRepo, usageRepo } from "./usage.js";
 import { type UsersRepo, usersRepo } from "./users.js";
@@ -25,6 +26,7 @@ export interface Repos {
   usage: UsageRepo;
   invites: InvitesRepo;
   idempotency: IdempotencyRepo;
+  plans: PlansRepo;
 }
 
 /**
@@ -74,6 +76,7 @@ export class Store {
       usage: usageRepo(ex),
       invites: invitesRepo(ex),
       idempotency: idempotencyRepo(ex),
+      plans: plansRepo(ex),
     };
   }
 }

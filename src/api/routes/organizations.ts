@@ -1,10 +1,10 @@
 import { z } from "@hono/zod-openapi";
+import { updateOrganization } from "../../domain/organization-settings.js";
 import {
   createOrganization,
   deleteOrganization,
   getOrganization,
   listOrganizations,
-  updateOrganization,
 } from "../../domain/organizations.js";
 import { InvalidError } from "../../errors.js";
 import { OrgParams, optional } from "../params.js";
