@@ -98,6 +98,9 @@ export async function dataPlaneBenchmark(opts: BenchOptions): Promise<Record<str
       metadataUrl: undefined,
       rateLimit: 0,
       rateLimitWindowSeconds: 60,
+      usageFlushIntervalMs: 1000,
+      nodeId: undefined,
+      nodeUrl: undefined,
     },
     { log: createLogger("silent"), announce: () => {} },
   );

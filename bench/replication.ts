@@ -37,6 +37,9 @@ async function boot(dir: string): Promise<Shoal> {
       metadataUrl: undefined,
       rateLimit: 0,
       rateLimitWindowSeconds: 60,
+      usageFlushIntervalMs: 1000,
+      nodeId: undefined,
+      nodeUrl: undefined,
     },
     { log: createLogger("silent"), announce: () => {} },
   );

@@ -5,6 +5,7 @@
 import { writeFile } from "node:fs/promises";
 import { dataPlaneBenchmark } from "./dataplane.js";
 import { replicationBenchmark } from "./replication.js";
+import { scaleBenchmark } from "./scale.js";
 
 const args = process.argv.slice(2);
 const quick = args.includes("--quick");
@@ -15,6 +16,7 @@ const only = onlyAt >= 0 ? args[onlyAt + 1] : undefined;
 const benchmarks: Record<string, (o: { quick: boolean }) => Promise<Record<string, unknown>>> = {
   dataplane: dataPlaneBenchmark,
   replication: replicationBenchmark,
+  scale: scaleBenchmark,
 };
 
 const figures: Record<string, unknown> = { date: new Date().toISOString(), node: process.version, quick };

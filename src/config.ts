@@ -45,6 +45,15 @@ export interface Config {
   /** Management API requests each API token may make per window; 0: no limit. */
   rateLimit: number;
   rateLimitWindowSeconds: number;
+  /**
+   * How often counted usage is written to the store, in milliseconds; plan quotas are judged
+   * right after, so this bounds how long an organization can run past a quota before it is blocked.
+   */
+  usageFlushIntervalMs: number;
+  /** This process's name among the nodes sharing the store; unset: one kept in `<data>/node-id`. */
+  nodeId: string | undefined;
+  /** How other nodes reach this one; unset: the address it listens on. */
+  nodeUrl: string | undefined;
 }
 
 const CODE = /^[a-z0-9][a-z0-9-]{0,62}$/;
@@ -109,9 +118,19 @@ const EnvSchema = z.object({
     .default(24),
   SHOAL_RATE_LIMIT: z.coerce.number().int().min(0).max(1_000_000_000).default(0),
   SHOAL_RATE_LIMIT_WINDOW_SECONDS: z.coerce.number().int().min(1).max(86_400).default(60),
+  SHOAL_USAGE_FLUSH_INTERVAL_MS: z.coerce.number().int().min(10).max(60_000).default(1000),
   SHOAL_METADATA_URL: z
     .string()
     .regex(/^postgres(ql)?:\/\//, "a PostgreSQL URL: postgres://user:password@host:port/database")
+    .optional(),
+  SHOAL_NODE_ID: z
+    .string()
+    .regex(CODE, "lowercase letters, digits and dashes, at most 63 characters")
+    .optional(),
+  SHOAL_NODE_URL: z
+    .string()
+    .regex(/^https?:\/\/[^/\s]+\/?$/, "a base URL such as http://10.0.0.5:8080")
+    .transform((s) => s.replace(/\/$/, ""))
     .optional(),
 });
 
@@ -145,5 +164,8 @@ export function loadConfig(env: NodeJS.ProcessEnv, version: string): Config {
     metadataUrl: e.SHOAL_METADATA_URL,
     rateLimit: e.SHOAL_RATE_LIMIT,
     rateLimitWindowSeconds: e.SHOAL_RATE_LIMIT_WINDOW_SECONDS,
+    usageFlushIntervalMs: e.SHOAL_USAGE_FLUSH_INTERVAL_MS,
+    nodeId: e.SHOAL_NODE_ID,
+    nodeUrl: e.SHOAL_NODE_URL,
   });
 }

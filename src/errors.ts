@@ -11,7 +11,8 @@ export type ErrorKind =
   | "limit_exceeded"
   | "quota_exceeded"
   | "unprocessable"
-  | "unavailable";
+  | "unavailable"
+  | "misdirected";
 
 export class AppError extends Error {
   constructor(
@@ -78,6 +79,21 @@ export class UnprocessableError extends AppError {
 export class UnavailableError extends AppError {
   constructor(message: string, code?: string) {
     super("unavailable", message, code);
+  }
+}
+
+/**
+ * The request must be served by another node: the database files it would create or remove are
+ * kept by the node holding their location (several processes sharing one store).
+ */
+export class MisdirectedError extends AppError {
+  constructor(
+    message: string,
+    code = "misdirected",
+    /** The node that can serve the request, when known: the API forwards the request there. */
+    readonly holder?: { id: string; url: string },
+  ) {
+    super("misdirected", message, code);
   }
 }
 

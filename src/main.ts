@@ -1,3 +1,4 @@
+import { randomBytes } from "node:crypto";
 import { mkdir, readFile, rm, writeFile } from "node:fs/promises";
 import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
@@ -9,16 +10,21 @@ import { type Config, loadConfig } from "./config.js";
 import { createDataPlane, type DataPlane } from "./dataplane/data-plane.js";
 import { routeRequest } from "./dataplane/routing.js";
 import { newApiTokenValue } from "./domain/api-tokens.js";
+import { QuotaJudge } from "./domain/blocking.js";
 import type { Deps } from "./domain/context.js";
 import { DbTokenVerifier } from "./domain/data-access.js";
 import { DatabaseDirectory } from "./domain/directory.js";
 import { LocationCatalogue } from "./domain/locations.js";
+import { LocalNode, NodeStartError, requireSharedKey } from "./domain/nodes.js";
 import { reconcileInstanceFiles } from "./domain/reconcile.js";
+import { resumeSchemaPropagation } from "./domain/schema-databases.js";
 import { UsageMeter } from "./domain/usage-meter.js";
 import { bootstrapAdmin, hasAdmin } from "./domain/users.js";
+import { DumpFiles } from "./engine/dump-files.js";
 import { FrameLogs } from "./engine/frame-logs.js";
 import { InstanceFiles } from "./engine/instance-files.js";
 import { ConnectionPool } from "./engine/pool.js";
+import { ConflictError } from "./errors.js";
 import { createLogger, type Logger } from "./lib/logger.js";
 import { loadOrCreateSigningKey } from "./lib/signing-keys.js";
 import { systemClock } from "./lib/time.js";
@@ -36,6 +42,8 @@ export interface Shoal {
   deps: Deps;
   dataPlane: DataPlane;
   replication: ReplicationManager;
+  /** This process among the nodes sharing the store, with the locations it holds. */
+  node: LocalNode;
   /** Settles when start-up reconciliation (sweeping orphans, rebuilding missing replicas) is done. */
   reconciled: Promise<void>;
   /** Stops accepting connections, lets requests in flight finish, then closes the store. */
@@ -73,10 +81,12 @@ export async function startShoal(config: Config, opts: StartOptions = {}): Promi
       },
     }),
     frameLogs,
+    dumps: new DumpFiles(path.join(config.dataDir, "dumps")),
     directory: new DatabaseDirectory(store),
     tokenVerifier: undefined as unknown as DbTokenVerifier,
     meter: new UsageMeter(store, systemClock, log),
     replicas: undefined as unknown as ReplicationManager,
+    placement: undefined as unknown as LocalNode,
     clock: systemClock,
     log,
   };
@@ -85,7 +95,22 @@ export async function startShoal(config: Config, opts: StartOptions = {}): Promi
   const replication = new ReplicationManager(deps, () => sourceUrl);
   deps.replicas = replication;
   frameLogs.onCommit((e) => replication.onCommit(e));
+  const node = new LocalNode(
+    store,
+    systemClock,
+    log,
+    config.nodeId ?? (await loadOrCreateNodeId(config.dataDir)),
+  );
+  deps.placement = node;
   try {
+    // Database tokens are signature-checked: a node with another key would refuse other nodes' tokens.
+    await requireSharedKey(
+      store,
+      systemClock,
+      "db-tokens",
+      deps.dbTokenKey,
+      path.join(keys, "db-tokens.jwk"),
+    );
     await bootstrap(config, deps, opts.announce ?? ((t) => process.stdout.write(t)));
   } catch (e) {
     await store.close();
@@ -123,22 +148,42 @@ export async function startShoal(config: Config, opts: StartOptions = {}): Promi
       resolve();
     });
   });
-  deps.meter.start(1000);
-  const pruning = setInterval(
-    () => frameLogs.prune(Date.now() - config.historyRetentionHours * 3_600_000),
-    10 * 60_000,
-  );
+  // Plan quotas are judged after every flush of the usage counts; blocked organizations without
+  // new usage are looked at again every ten flushes.
+  const quotas = new QuotaJudge(deps, 10 * config.usageFlushIntervalMs);
+  deps.meter.afterFlush((orgIds) => quotas.afterFlush(orgIds));
+  deps.meter.start(config.usageFlushIntervalMs);
+  const pruning = setInterval(() => {
+    frameLogs.prune(Date.now() - config.historyRetentionHours * 3_600_000);
+    deps.dumps.sweep();
+  }, 10 * 60_000);
   pruning.unref();
   const port = (server.address() as AddressInfo).port;
   const host = config.host.includes(":") ? `[${config.host}]` : config.host;
   // Replicas sync from this node's own address; a wildcard listen address is reached on loopback.
   const reachable = config.host === "0.0.0.0" ? "127.0.0.1" : config.host === "::" ? "[::1]" : host;
   sourceUrl = `http://${reachable}:${port}`;
-  // After listening: rebuilding a missing replica syncs it from this very server.
-  const reconciled = reconcileInstanceFiles(deps).then(
-    () => undefined,
-    (e: unknown) => log.error({ err: e }, "reconciling instance files failed"),
-  );
+  try {
+    // Locations this node offers: the catalogue's, and any it has files for from earlier runs.
+    const offered = [...new Set([...config.locations.map((l) => l.code), ...deps.files.locations()])];
+    await node.join(config.nodeUrl ?? sourceUrl, config.version, offered, answersHealth);
+  } catch (e) {
+    await new Promise<void>((resolve) => server.close(() => resolve()));
+    dataPlane.close();
+    await deps.meter.stop();
+    clearInterval(pruning);
+    await store.close();
+    throw e;
+  }
+  // After listening: rebuilding a missing replica syncs it from this very server. Only the
+  // locations this node holds are reconciled; the others are their holders' to check.
+  const reconciled = reconcileInstanceFiles(deps, { holds: (l) => node.holds(l) })
+    // Children of schema databases that missed changes before a stop get them now.
+    .then(() => resumeSchemaPropagation(deps))
+    .then(
+      () => undefined,
+      (e: unknown) => log.error({ err: e }, "reconciling instance files failed"),
+    );
   log.info(
     { url: `http://${host}:${port}`, dataDir: config.dataDir, version: config.version },
     "shoal is ready",
@@ -151,6 +196,7 @@ export async function startShoal(config: Config, opts: StartOptions = {}): Promi
     deps,
     dataPlane,
     replication,
+    node,
     reconciled,
     close() {
       closing ??= (async () => {
@@ -169,6 +215,7 @@ export async function startShoal(config: Config, opts: StartOptions = {}): Promi
         await replication.close();
         await deps.meter.stop();
         await deps.pool.closeAll();
+        await node.leave();
         await store.close();
       })();
       return closing;
@@ -191,7 +238,15 @@ async function bootstrap(config: Config, deps: Deps, announce: (text: string) =>
     ? { id: (await newApiTokenValue(deps)).id, token: config.adminToken }
     : await newApiTokenValue(deps);
   if (!config.adminToken) await writeFile(tokenFile, `${token.token}\n`, { mode: 0o600 });
-  const created = await bootstrapAdmin(deps, { username: config.adminUser, email: config.adminEmail, token });
+  let created: boolean;
+  try {
+    created = await bootstrapAdmin(deps, { username: config.adminUser, email: config.adminEmail, token });
+  } catch (e) {
+    // Several processes starting at once on an empty PostgreSQL store: another one created the
+    // administrator between our check and our insert. That is a later start, not a failure.
+    if (!(e instanceof ConflictError) || !(await hasAdmin(deps))) throw e;
+    created = false;
+  }
   if (!created) {
     if (!config.adminToken) await rm(tokenFile, { force: true });
     return;
@@ -203,6 +258,35 @@ async function bootstrap(config: Config, deps: Deps, announce: (text: string) =>
         `Its API token is shown once here and saved to ${tokenFile}:\n\n  ${token.token}\n\n`,
     );
   }
+}
+
+/** Whether a Shoal answers at `url` (another process using this node id, or one that just died). */
+async function answersHealth(url: string): Promise<boolean> {
+  try {
+    return (await fetch(`${url}/health`, { signal: AbortSignal.timeout(2000) })).ok;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * The node id kept in the data folder, created on first start: stable across restarts, and
+ * different for every data folder, so processes sharing a store never collide by default.
+ */
+async function loadOrCreateNodeId(dataDir: string): Promise<string> {
+  const file = path.join(dataDir, "node-id");
+  try {
+    const id = (await readFile(file, "utf8")).trim();
+    if (!/^[a-z0-9][a-z0-9-]{0,62}$/.test(id))
+      throw new NodeStartError(`${file} does not hold a valid node id`);
+    return id;
+  } catch (e) {
+    if (e instanceof NodeStartError) throw e;
+    if ((e as NodeJS.ErrnoException).code !== "ENOENT") throw e;
+  }
+  const id = `node-${randomBytes(4).toString("hex")}`;
+  await writeFile(file, `${id}\n`, { mode: 0o600 });
+  return id;
 }
 
 async function readVersion(): Promise<string> {
@@ -219,7 +303,14 @@ async function runFromCommandLine(): Promise<void> {
     process.exit(2);
   }
   const log = createLogger(config.logLevel);
-  const shoal = await startShoal(config, { log });
+  let shoal: Shoal;
+  try {
+    shoal = await startShoal(config, { log });
+  } catch (e) {
+    if (!(e instanceof NodeStartError)) throw e;
+    process.stderr.write(`shoal: ${e.message}\n`);
+    process.exit(2);
+  }
   const stop = (signal: string) => {
     log.info({ signal }, "shutting down");
     // A second signal while draining means "now".

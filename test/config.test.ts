@@ -54,4 +54,13 @@ describe("configuration from the environment", () => {
   it("accepts a database domain with a port, lower-cased", () => {
     expect(loadConfig({ SHOAL_DB_DOMAIN: "DB.Example.com:8443" }, "x").dbDomain).toBe("db.example.com:8443");
   });
+
+  it("reads the node id and the URL other nodes reach this one at, and refuses malformed ones", () => {
+    expect(loadConfig({}, "x")).toMatchObject({ nodeId: undefined, nodeUrl: undefined });
+    const c = loadConfig({ SHOAL_NODE_ID: "edge-1", SHOAL_NODE_URL: "http://10.0.0.5:8080/" }, "x");
+    expect(c).toMatchObject({ nodeId: "edge-1", nodeUrl: "http://10.0.0.5:8080" });
+    expect(() => loadConfig({ SHOAL_NODE_ID: "Edge 1", SHOAL_NODE_URL: "10.0.0.5" }, "x")).toThrow(
+      /SHOAL_NODE_ID[\s\S]*SHOAL_NODE_URL/,
+    );
+  });
 });

@@ -2,21 +2,30 @@ import { randomUUID } from "node:crypto";
 import { OpenAPIHono } from "@hono/zod-openapi";
 import type { Deps } from "../domain/context.js";
 import { RateLimiter, type RateLimitPolicy } from "../lib/rate-limiter.js";
+import { registerDocumentRoutes } from "./document.js";
 import type { AppEnv } from "./env.js";
 import { errorResponse } from "./error-handler.js";
 import type { Route } from "./route.js";
 import { adminUserRoutes } from "./routes/admin-users.js";
 import { apiTokenRoutes } from "./routes/api-tokens.js";
 import { auditLogRoutes } from "./routes/audit-logs.js";
+import { billingRoutes } from "./routes/billing.js";
+import { databaseActionRoutes } from "./routes/database-actions.js";
 import { databaseSettingsRoutes } from "./routes/database-settings.js";
 import { databaseTokenRoutes } from "./routes/database-tokens.js";
 import { databaseRoutes } from "./routes/databases.js";
+import { dumpRoutes } from "./routes/dumps.js";
 import { groupRoutes } from "./routes/groups.js";
 import { healthRoutes } from "./routes/health.js";
 import { instanceRoutes } from "./routes/instances.js";
+import { inviteRoutes } from "./routes/invites.js";
 import { locationRoutes } from "./routes/locations.js";
 import { memberRoutes } from "./routes/members.js";
+import { nodeRoutes } from "./routes/nodes.js";
 import { organizationRoutes } from "./routes/organizations.js";
+import { planRoutes } from "./routes/plans.js";
+import { releaseRoutes } from "./routes/releases.js";
+import { userRoutes } from "./routes/users.js";
 
 /** Every route of the management API, in registration order. */
 export const ALL_ROUTES: readonly Route[] = [
@@ -25,21 +34,29 @@ export const ALL_ROUTES: readonly Route[] = [
   ...apiTokenRoutes,
   ...organizationRoutes,
   ...memberRoutes,
+  ...inviteRoutes,
+  ...userRoutes,
+  ...releaseRoutes,
   ...groupRoutes,
   ...databaseRoutes,
+  ...dumpRoutes,
   ...databaseTokenRoutes,
   ...databaseSettingsRoutes,
+  ...databaseActionRoutes,
   ...instanceRoutes,
   ...adminUserRoutes,
+  ...nodeRoutes,
   ...auditLogRoutes,
+  ...planRoutes,
+  ...billingRoutes,
 ];
 
-/** The management API as a Hono app: routes, the error mapper, request ids and access logs. */
 export interface AppOptions {
   /** Requests each API token may make per window; off unless the operator sets it. */
   rateLimit?: RateLimitPolicy;
 }
 
+/** The management API as a Hono app: routes, the error mapper, request ids and access logs. */
 export function createApp(deps: Deps, opts: AppOptions = {}): OpenAPIHono<AppEnv> {
   const app = new OpenAPIHono<AppEnv>();
   const limiter = new RateLimiter(opts.rateLimit ?? { limit: 0, windowSeconds: 60 });
@@ -63,14 +80,7 @@ export function createApp(deps: Deps, opts: AppOptions = {}): OpenAPIHono<AppEnv
   });
   for (const r of ALL_ROUTES) r.register(app);
 
-  app.doc31("/openapi.json", {
-    openapi: "3.1.0",
-    info: {
-      title: "Shoal Platform API",
-      version: deps.version,
-      description: "Management API of Shoal, wire-compatible with the Turso Platform API.",
-    },
-  });
+  registerDocumentRoutes(app, deps.version);
 
   app.notFound((c) => c.json({ error: "not found" }, 404));
   app.onError((err, c) => errorResponse(err, c));

@@ -12,6 +12,7 @@ import { InvalidError, LimitExceededError } from "../errors.js";
 import { parseLenientJson } from "../lib/json-body.js";
 import { resolveCtx } from "./auth.js";
 import type { AppEnv } from "./env.js";
+import { forwardable, forwardToHolder } from "./forward.js";
 
 export const ErrorBody = z
   .object({ error: z.string().openapi({ example: "group not found" }) })
@@ -194,11 +195,18 @@ export function route<
       const handle = async (c: Context<AppEnv>, personal: boolean) => {
         const ctx = await resolveCtx(c, !authRequired);
         if (ctx) enforceRateLimit(c, ctx.actor.tokenId);
-        const idempotencyKey = def.idempotent && ctx ? c.req.header("idempotency-key") : undefined;
-        if (idempotencyKey !== undefined && ctx) {
-          return runIdempotent(c, ctx, idempotencyKey, () => run(c, ctx, personal));
+        try {
+          const idempotencyKey = def.idempotent && ctx ? c.req.header("idempotency-key") : undefined;
+          if (idempotencyKey !== undefined && ctx) {
+            return await runIdempotent(c, ctx, idempotencyKey, () => run(c, ctx, personal));
+          }
+          return c.json((await run(c, ctx, personal)) as object, 200);
+        } catch (e) {
+          // Files of another node's locations: that node serves the call (see api/forward.ts).
+          const self = c.get("deps").placement.nodeId;
+          if (forwardable(e, c, self)) return forwardToHolder(c, e as never, self);
+          throw e;
         }
-        return c.json((await run(c, ctx, personal)) as object, 200);
       };
       const run = async (c: Context<AppEnv>, ctx: Ctx | undefined, personal: boolean) => {
         const raw = personal

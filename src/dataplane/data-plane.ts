@@ -1,6 +1,7 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { Duplex } from "node:stream";
 import type { Deps } from "../domain/context.js";
+import { schemaChanged } from "../domain/schema-databases.js";
 import { HttpStreams } from "./hrana/http-streams.js";
 import type { LocationServices } from "./hrana/location-stream.js";
 import type { StreamLimits, StreamServices } from "./hrana/stream.js";
@@ -32,6 +33,15 @@ export function createDataPlane(deps: Deps, settings: DataPlaneSettings): DataPl
     readYourWritesMs: settings.txnTimeoutMs,
     meter: deps.meter,
     limits: { txnTimeoutMs: settings.txnTimeoutMs, lockWaitMs: settings.lockWaitMs },
+    schemaChanged(access, conn, statements) {
+      try {
+        schemaChanged(deps, access.database, conn, statements);
+      } catch (e) {
+        // The commit stands, but unjournaled: its followers miss this change, and applying the
+        // next one to them fails its check (recorded in the audit log) instead of diverging silently.
+        deps.log.error({ err: e, dbId: access.database.id }, "could not record a schema change");
+      }
+    },
     async resolveAttach(access, name) {
       const d = await deps.directory.find({ orgSlug: access.database.org_slug, name });
       if (!d) return undefined;

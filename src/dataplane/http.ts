@@ -14,6 +14,7 @@ import { HTTP_SQL_LIMITS, SqlStore } from "./hrana/sql-store.js";
 import type { SqlStream, StreamServices } from "./hrana/stream.js";
 import type { DataRoute } from "./routing.js";
 import { type SyncServices, syncExport, syncFrames, syncInfo } from "./sync.js";
+import { isUploadRequest, uploadsOf } from "./upload.js";
 
 /** Largest request body accepted (a pipeline, a batch); sqld's default is the same order. */
 const MAX_BODY_BYTES = 16 * 1024 * 1024;
@@ -139,6 +140,11 @@ export class HranaHttp {
     if (method === "POST" && (path === "/v2/pipeline" || path === "/v3/pipeline"))
       return this.pipeline(req, res, route);
     if (method === "POST" && path === "/v3/cursor") return this.cursor(req, res, route);
+    if (isUploadRequest(method, path)) {
+      const token = bearer(req.headers.authorization);
+      const a = await openDataAccess(this.deps, route.locator, token, "upload", req.socket.remoteAddress);
+      return uploadsOf(this.deps).handle(req, res, path, a);
+    }
     if (method === "GET" && (path === "/v2" || path === "/v3")) {
       return send(res, 200, `Hello, this is Shoal: Hrana over HTTP ${path.slice(1)}\n`, "text/plain");
     }
@@ -172,8 +178,10 @@ export class HranaHttp {
 
   private access(req: IncomingMessage, route: DataRoute): DataAccess | Promise<DataAccess> {
     const token = bearer(req.headers.authorization);
+    const peer = req.socket.remoteAddress;
     return (
-      openDataAccessCached(this.deps, route.locator, token) ?? openDataAccess(this.deps, route.locator, token)
+      openDataAccessCached(this.deps, route.locator, token, peer) ??
+      openDataAccess(this.deps, route.locator, token, "sql", peer)
     );
   }
 

@@ -44,7 +44,14 @@ export class HranaWebSockets {
     location?: string,
   ): void {
     this.wss.handleUpgrade(req, socket, head, (ws) => {
-      const conn = new HranaWsConnection(ws, locator, location, this.deps, this.services);
+      const conn = new HranaWsConnection(
+        ws,
+        locator,
+        location,
+        req.socket.remoteAddress,
+        this.deps,
+        this.services,
+      );
       this.connections.add(conn);
       ws.once("close", () => {
         conn.closeStreams();
@@ -79,6 +86,8 @@ class HranaWsConnection {
     private readonly ws: WebSocket,
     private readonly locator: DatabaseLocator,
     private readonly location: string | undefined,
+    /** The client's address, for databases with an IP allowlist. */
+    private readonly peer: string | undefined,
     private readonly deps: Deps,
     private readonly services: StreamServices & LocationServices,
   ) {
@@ -118,7 +127,7 @@ class HranaWsConnection {
 
   private async authenticate(): Promise<DataAccess | undefined> {
     try {
-      const access = await openDataAccess(this.deps, this.locator, this.jwt);
+      const access = await openDataAccess(this.deps, this.locator, this.jwt, "sql", this.peer);
       for (const s of this.streams.values()) if (s.stream) s.stream.access = access;
       this.send({ type: "hello_ok" });
       return access;
@@ -226,7 +235,7 @@ class HranaWsConnection {
           const access = await this.authenticated;
           if (!access || !entry.stream) return;
           try {
-            entry.stream.access = await openDataAccess(this.deps, this.locator, this.jwt);
+            entry.stream.access = await openDataAccess(this.deps, this.locator, this.jwt, "sql", this.peer);
             this.respond(id, await dispatch(entry.stream, req));
           } catch (e) {
             if (e instanceof HranaError)

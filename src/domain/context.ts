@@ -1,3 +1,4 @@
+import type { DumpFiles } from "../engine/dump-files.js";
 import type { FrameLogs } from "../engine/frame-logs.js";
 import type { InstanceFiles } from "../engine/instance-files.js";
 import type { ConnectionPool } from "../engine/pool.js";
@@ -53,6 +54,15 @@ export interface ReplicaPort {
   status(location: string): "up" | "down";
 }
 
+/**
+ * Which locations' database files this process keeps: those its node holds among the nodes
+ * sharing the store (see `domain/nodes.ts`). Files are only made and removed by their holder.
+ */
+export interface Placement {
+  readonly nodeId: string;
+  holds(location: string): boolean;
+}
+
 /** Everything the verbs need from the outside world, wired once in `main.ts`. */
 export interface Deps {
   store: Store;
@@ -68,10 +78,13 @@ export interface Deps {
   pool: ConnectionPool;
   /** Replication logs of the primaries on this node. */
   frameLogs: FrameLogs;
+  /** Uploaded SQL dumps waiting to seed new databases (`<data>/dumps`). */
+  dumps: DumpFiles;
   directory: DatabaseDirectory;
   tokenVerifier: DbTokenVerifier;
   meter: UsageMeter;
   replicas: ReplicaPort;
+  placement: Placement;
   clock: Clock;
   log: Logger;
 }

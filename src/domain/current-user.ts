@@ -1,5 +1,7 @@
-import { NotFoundError } from "../errors.js";
+import { ConflictError, NotFoundError } from "../errors.js";
+import { audit } from "./audit.js";
 import type { Ctx } from "./context.js";
+import { DEFAULT_PLAN } from "./organizations.js";
 
 export interface CurrentUser {
   username: string;
@@ -19,7 +21,7 @@ export async function getCurrentUser(ctx: Ctx): Promise<CurrentUser> {
     return {
       username: user.username,
       email: user.email,
-      plan: personal?.plan ?? "self-hosted",
+      plan: personal?.plan ?? DEFAULT_PLAN,
       isAdmin: user.is_admin === 1,
       pendingInvites: await r.invites.countPendingFor(user.username, user.email),
     };
@@ -27,10 +29,35 @@ export async function getCurrentUser(ctx: Ctx): Promise<CurrentUser> {
 }
 
 /**
- * `POST /v1/auth/invalidate` (the CLI's `auth logout --all`): revokes every API token of the
- * caller, including the one making this call. Answers the time from which tokens are valid.
+ * `POST /v1/auth/invalidate` (the CLI's `auth logout --all`). On Turso it ends every browser login
+ * session and leaves API tokens alone. Shoal has no login sessions: the API token a client signs in
+ * with is its session. So this revokes the token making the call, on every machine it was copied
+ * to, and leaves the caller's other tokens (scripts, CI) valid, as Turso does with API tokens.
+ * Answers the time from which the revocation holds (Unix seconds).
+ *
+ * Refused when it would leave no administrator token at all: nobody could administer the
+ * instance (or mint anyone a way back in) afterwards.
  */
 export async function invalidateSessions(ctx: Ctx): Promise<number> {
-  await ctx.deps.store.write((r) => r.apiTokens.deleteForUser(ctx.actor.userId));
+  const { actor } = ctx;
+  await ctx.deps.store.write(async (r) => {
+    if (actor.isAdmin) {
+      await r.users.lockAdmins();
+      if ((await r.users.countAdminTokens()) <= 1) {
+        throw new ConflictError(
+          "this is the last API token of any instance administrator; mint another one before invalidating this one",
+        );
+      }
+    }
+    await r.apiTokens.deleteById(actor.tokenId);
+    const personal = await r.organizations.findBySlug(actor.username);
+    if (personal) {
+      await audit(r, ctx, personal.id, "user-token-delete", `API token ${actor.tokenName} invalidated`, {
+        name: actor.tokenName,
+        id: actor.tokenId,
+        via: "auth/invalidate",
+      });
+    }
+  });
   return Math.floor(ctx.deps.clock().getTime() / 1000);
 }

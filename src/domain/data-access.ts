@@ -1,9 +1,14 @@
 import { errors as joseErrors } from "jose";
-import { ForbiddenError, NotFoundError, UnauthenticatedError } from "../errors.js";
+import { ForbiddenError, MisdirectedError, NotFoundError, UnauthenticatedError } from "../errors.js";
+import { allowlistOf } from "../lib/ip-allowlist.js";
 import { verifyJwt } from "../lib/jwt.js";
 import type { DatabaseForDataPlane } from "../store/databases.js";
 import type { Deps } from "./context.js";
 import type { DatabaseLocator, DataPlaneDatabase } from "./directory.js";
+import { awaitingUpload } from "./uploads.js";
+
+/** What the access is for: SQL and sync (the default), or uploading a database's file. */
+export type AccessPurpose = "sql" | "upload";
 
 /** What a verified database token lets its bearer do on one database. */
 export interface DataAccess {
@@ -32,7 +37,8 @@ interface TokenClaims {
 /**
  * Verified token claims, cached until the token expires: an Ed25519 verification costs more than
  * the rest of a point query. Revocation doesn't rely on the cache: generations are checked against
- * the database record on every request.
+ * the database record on every request (a record at most `DIRECTORY_TTL_MS` old, so a rotation made
+ * through another process applies here within that bound).
  */
 export class DbTokenVerifier {
   private readonly cache = new Map<string, TokenClaims>();
@@ -77,6 +83,8 @@ export async function openDataAccess(
   deps: Deps,
   locator: DatabaseLocator,
   token: string | undefined,
+  purpose: AccessPurpose = "sql",
+  peer?: string,
 ): Promise<DataAccess> {
   const database = await deps.directory.find(locator);
   if (!database) throw new NotFoundError("database not found", "DATABASE_NOT_FOUND");
@@ -91,7 +99,7 @@ export async function openDataAccess(
   if (refusal === "foreign") {
     await refuseForeign(deps, claims.id !== undefined ? { id: claims.id } : { groupId: claims.gid ?? "" });
   }
-  return grant(deps, database, claims);
+  return grant(deps, database, claims, purpose, peer);
 }
 
 /**
@@ -102,11 +110,12 @@ export function openDataAccessCached(
   deps: Deps,
   locator: DatabaseLocator,
   token: string | undefined,
+  peer?: string,
 ): DataAccess | undefined {
   const database = deps.directory.peek(locator);
   const claims = token ? deps.tokenVerifier.cached(token) : undefined;
   if (!database || !claims || checkScope(database, claims) === "foreign") return undefined;
-  return grant(deps, database, claims);
+  return grant(deps, database, claims, "sql", peer);
 }
 
 /** Throws for a revoked or unscoped token; "foreign" when the token belongs elsewhere. */
@@ -130,7 +139,36 @@ function checkScope(database: DatabaseForDataPlane, claims: TokenClaims): "own" 
   throw new UnauthenticatedError("the token is not scoped to a database or group", "AUTH_JWT_INVALID");
 }
 
-function grant(deps: Deps, database: DataPlaneDatabase, claims: TokenClaims): DataAccess {
+function grant(
+  deps: Deps,
+  database: DataPlaneDatabase,
+  claims: TokenClaims,
+  purpose: AccessPurpose,
+  peer: string | undefined,
+): DataAccess {
+  // Replication tokens are this deployment's own traffic, whatever the database's allowlist.
+  if (database.allowed_ips && claims.rep === undefined && !allowlistOf(database.allowed_ips).allows(peer)) {
+    throw new ForbiddenError(
+      `database ${database.name} only serves the addresses in its allowed_ips, and ${peer ?? "this client"} is not one of them`,
+      "IP_NOT_ALLOWED",
+    );
+  }
+  // A database created for an upload has no content yet: only the upload, and replicas copying
+  // the empty file it starts with, may reach it (never while the upload is being installed).
+  if (
+    database.awaiting_upload !== 0 &&
+    purpose !== "upload" &&
+    !(claims.rep !== undefined && database.awaiting_upload === 1)
+  ) {
+    throw awaitingUpload(database.name);
+  }
+  // Several nodes share the store but each keeps only its own locations' files.
+  if (!deps.placement.holds(database.primary_location)) {
+    throw new MisdirectedError(
+      `database ${database.name} is served by the node holding location ${database.primary_location}, not by this one: send its requests there`,
+      "DATABASE_ELSEWHERE",
+    );
+  }
   return {
     database,
     path: deps.directory.pathOf(database, deps.files),

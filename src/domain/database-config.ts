@@ -1,3 +1,5 @@
+import { InvalidError } from "../errors.js";
+import { canonicalEntry, MAX_ALLOWED_IPS } from "../lib/ip-allowlist.js";
 import type { DatabasePatch } from "../store/databases.js";
 import { requireDatabase } from "./access.js";
 import { audit } from "./audit.js";
@@ -11,6 +13,8 @@ export interface DatabaseConfiguration {
   blockReads: boolean;
   blockWrites: boolean;
   deleteProtection: boolean;
+  /** Addresses and CIDR blocks the data plane serves; empty = every address. */
+  allowedIps: string[];
 }
 
 /** Fields to change; an absent (or null) field stays as it is. An empty size limit removes the limit. */
@@ -20,9 +24,13 @@ export interface ConfigurationPatch {
   blockReads?: boolean;
   blockWrites?: boolean;
   deleteProtection?: boolean;
+  /** The new allowlist; `[]` removes it. */
+  allowedIps?: readonly string[];
+  /** AWS PrivateLink endpoints: Shoal has none, so only an empty list is accepted. */
+  allowedAwsVpcIds?: readonly string[];
 }
 
-type Row = { size_limit: string | null } & Record<
+type Row = { size_limit: string | null; allowed_ips: string | null } & Record<
   "allow_attach" | "block_reads" | "block_writes" | "delete_protection",
   number
 >;
@@ -34,7 +42,23 @@ function toConfiguration(r: Row): DatabaseConfiguration {
     blockReads: r.block_reads === 1,
     blockWrites: r.block_writes === 1,
     deleteProtection: r.delete_protection === 1,
+    allowedIps: r.allowed_ips ? (JSON.parse(r.allowed_ips) as string[]) : [],
   };
+}
+
+/** The allowlist as stored: canonical, without duplicates; null when it allows everyone. */
+function storedAllowlist(entries: readonly string[]): string | null {
+  if (entries.length > MAX_ALLOWED_IPS) {
+    throw new InvalidError(`allowed_ips can hold at most ${MAX_ALLOWED_IPS} entries, not ${entries.length}`);
+  }
+  const canonical = entries.map((e) => {
+    try {
+      return canonicalEntry(e);
+    } catch (err) {
+      throw new InvalidError(`invalid allowed_ips entry: ${(err as Error).message}`);
+    }
+  });
+  return canonical.length === 0 ? null : JSON.stringify([...new Set(canonical)]);
 }
 
 export async function getDatabaseConfiguration(
@@ -57,6 +81,12 @@ export async function updateDatabaseConfiguration(
 ): Promise<DatabaseConfiguration> {
   const size = patch.sizeLimit?.trim().toLowerCase();
   if (size !== undefined && size !== "" && size !== "0") parseSizeLimit(size);
+  if (patch.allowedAwsVpcIds && patch.allowedAwsVpcIds.length > 0) {
+    throw new InvalidError(
+      "allowed_aws_vpc_ids: AWS PrivateLink is not available on Shoal; restrict access with allowed_ips instead",
+    );
+  }
+  const allowedIps = patch.allowedIps === undefined ? undefined : storedAllowlist(patch.allowedIps);
   const flag = (v: boolean | undefined) => (v === undefined ? undefined : v ? 1 : 0);
   const changes: DatabasePatch = Object.fromEntries(
     Object.entries({
@@ -65,6 +95,7 @@ export async function updateDatabaseConfiguration(
       block_reads: flag(patch.blockReads),
       block_writes: flag(patch.blockWrites),
       delete_protection: flag(patch.deleteProtection),
+      allowed_ips: allowedIps,
     }).filter(([, v]) => v !== undefined),
   );
   const updated = await ctx.deps.store.write(async (r) => {

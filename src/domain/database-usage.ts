@@ -1,5 +1,6 @@
 import { InvalidError } from "../errors.js";
 import { derivedUuid } from "../lib/ids.js";
+import { parseRfc3339 } from "../lib/rfc3339.js";
 import { requireDatabase } from "./access.js";
 import type { Ctx } from "./context.js";
 
@@ -24,13 +25,12 @@ export interface TopQuery {
   rowsWritten: number;
 }
 
-function parseTime(name: string, text: string | undefined, fallback: Date): Date {
+/** A `from`/`to` query parameter; a bad one gets Turso's message (Go's time parser's wording). */
+export function parseTime(name: string, text: string | undefined, fallback: Date): Date {
   if (text === undefined || text === "") return fallback;
-  const d = new Date(text);
-  if (!/^\d{4}-\d{2}-\d{2}T/.test(text) || Number.isNaN(d.getTime())) {
-    throw new InvalidError(`invalid ${name} parameter: "${text}" is not an RFC 3339 time`);
-  }
-  return d;
+  const t = parseRfc3339(text);
+  if (!t.ok) throw new InvalidError(`invalid ${name} parameter: ${t.error}`);
+  return t.date;
 }
 
 /**
@@ -93,4 +93,19 @@ export async function getTopQueries(ctx: Ctx, slug: string, name: string, limit 
     rowsRead: Number(q.rows_read),
     rowsWritten: Number(q.rows_written),
   }));
+}
+
+/**
+ * `GET .../usage/queries?from=`: the statements that read and wrote the most rows. Shoal keeps
+ * running totals per statement, not per period, so `from` is checked but the figures cover the
+ * database's whole life.
+ */
+export async function getQueryStats(
+  ctx: Ctx,
+  slug: string,
+  name: string,
+  from: string | undefined,
+): Promise<TopQuery[]> {
+  parseTime("from", from, ctx.deps.clock());
+  return getTopQueries(ctx, slug, name, 100);
 }

@@ -7,6 +7,12 @@ export type DatabaseLocator = { label: string } | { orgSlug: string; name: strin
 /** A database as the data plane sees it: placement, settings, generations, and its group's locations. */
 export type DataPlaneDatabase = DatabaseForDataPlane & { locations: string[] };
 
+/**
+ * How long a cached database record is used. With several processes on one store this is the most
+ * a change made through another process (a rotation, a block, a size limit) takes to apply here.
+ */
+export const DIRECTORY_TTL_MS = 1000;
+
 interface Entry {
   record: DataPlaneDatabase;
   at: number;
@@ -24,7 +30,7 @@ export class DatabaseDirectory {
 
   constructor(
     private readonly store: Store,
-    private readonly ttlMs = 1000,
+    private readonly ttlMs = DIRECTORY_TTL_MS,
     private readonly maxEntries = 50_000,
   ) {}
 

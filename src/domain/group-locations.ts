@@ -4,8 +4,15 @@ import { requireGroup } from "./access.js";
 import { audit } from "./audit.js";
 import type { Ctx, Deps } from "./context.js";
 import { buildReplicas, type InstanceRef, removeInstances } from "./instances.js";
+import { requireFilesHere } from "./placement.js";
 import { requireLocationQuota } from "./quotas.js";
 import { type Group, toGroup } from "./views.js";
+
+/** A location change asked for through the legacy instance routes, on behalf of one database. */
+export interface ViaDatabase {
+  id: string;
+  name: string;
+}
 
 /**
  * Core operation 2: adds a location to a group. Every database of the group gets a replica there,
@@ -19,6 +26,7 @@ export async function addGroupLocation(
   slug: string,
   groupName: string,
   location: string,
+  via?: ViaDatabase,
 ): Promise<Group> {
   const { deps } = ctx;
   const plan = await deps.store.write(async (r) => {
@@ -29,16 +37,23 @@ export async function addGroupLocation(
     if (locations.includes(location))
       return { group: toGroup(row, locations), dbIds: [] as string[], added: false };
     await requireLocationQuota(r, org, location);
+    await requireFilesHere(r, deps, [...locations, location]);
     await r.groups.insertLocation({
       group_id: row.id,
       location,
       position: await r.groups.nextLocationPosition(row.id),
       added_at: isoTime(deps.clock()),
     });
-    await audit(r, ctx, org.id, "group-location-add", `location ${location} added to group ${groupName}`, {
-      group: groupName,
-      location,
-    });
+    await audit(
+      r,
+      ctx,
+      org.id,
+      via ? "instance-create" : "group-location-add",
+      via
+        ? `instance ${location} of database ${via.name} created: location ${location} added to group ${groupName}`
+        : `location ${location} added to group ${groupName}`,
+      { group: groupName, location, ...(via ? { database: via.name } : {}) },
+    );
     return {
       group: toGroup(row, [...locations, location]),
       dbIds: await r.databases.idsInGroup(row.id),
@@ -74,13 +89,15 @@ async function dropLocation(deps: Deps, groupId: string, location: string): Prom
 
 /**
  * Removes a location from a group with every replica there. The primary can't be removed.
- * Removing a location the group doesn't have changes nothing.
+ * Removing a location the group doesn't have changes nothing. Through the legacy instance routes
+ * (`via`), only while that database is the group's only one: the location belongs to the group.
  */
 export async function removeGroupLocation(
   ctx: Ctx,
   slug: string,
   groupName: string,
   location: string,
+  via?: ViaDatabase,
 ): Promise<Group> {
   const { deps } = ctx;
   const { group, removed } = await deps.store.write(async (r) => {
@@ -93,19 +110,24 @@ export async function removeGroupLocation(
       return { group: toGroup(row, locations), removed: [] as InstanceRef[] };
     }
     if (location === row.primary_location) throw new InvalidError("cannot remove primary location");
+    await requireFilesHere(r, deps, locations);
+    const ids = await r.databases.idsInGroup(row.id);
+    if (via && (ids.length !== 1 || ids[0] !== via.id)) {
+      throw new InvalidError(
+        `instance ${location} of database ${via.name} can't be deleted on its own: locations belong to the group, and group ${groupName} has other databases there; remove the location from the group instead (DELETE .../groups/${groupName}/locations/${location})`,
+      );
+    }
     await r.groups.deleteLocation(row.id, location);
     await audit(
       r,
       ctx,
       org.id,
-      "group-location-remove",
-      `location ${location} removed from group ${groupName}`,
-      {
-        group: groupName,
-        location,
-      },
+      via ? "instance-delete" : "group-location-remove",
+      via
+        ? `instance ${location} of database ${via.name} deleted: location ${location} removed from group ${groupName}`
+        : `location ${location} removed from group ${groupName}`,
+      { group: groupName, location, ...(via ? { database: via.name } : {}) },
     );
-    const ids = await r.databases.idsInGroup(row.id);
     return {
       group: toGroup(
         row,

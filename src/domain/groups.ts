@@ -1,4 +1,5 @@
-import { ConflictError, InvalidError, NotFoundError, UniqueViolationError } from "../errors.js";
+import { ConflictError, InvalidError, UniqueViolationError } from "../errors.js";
+import { decodeStringCursor, type Page, type PageRequest, pageOf } from "../lib/cursor.js";
 import { newUuid } from "../lib/ids.js";
 import { isoTime } from "../lib/time.js";
 import type { Repos } from "../store/store.js";
@@ -7,6 +8,7 @@ import { audit } from "./audit.js";
 import type { Ctx, Deps } from "./context.js";
 import { instancesOfGroup, removeInstances } from "./instances.js";
 import { checkGroupName } from "./names.js";
+import { requireFilesHere } from "./placement.js";
 import { requireLocationQuota, requireQuota } from "./quotas.js";
 import { requireOrgAccess } from "./roles.js";
 import { type Group, toGroup } from "./views.js";
@@ -67,15 +69,26 @@ export async function createGroup(
   });
 }
 
-export async function listGroups(ctx: Ctx, slug: string): Promise<Group[]> {
+/** An organization's groups by name, in pages when `page.limit` is set. */
+export async function listGroups(ctx: Ctx, slug: string, page: PageRequest = {}): Promise<Page<Group>> {
+  const after = decodeStringCursor(page.cursor);
   return ctx.deps.store.read(async (r) => {
     const { org } = await requireOrgAccess(r, ctx.actor, slug, "read");
-    // A group-scoped token sees its own group only.
-    const rows = (await r.groups.list(org.id)).filter(
-      (g) => ctx.actor.groupId === null || g.id === ctx.actor.groupId,
+    const rows = pageOf(
+      await r.groups.list(org.id, {
+        // A group-scoped token sees its own group only.
+        id: ctx.actor.groupId ?? undefined,
+        after,
+        limit: page.limit === undefined ? undefined : page.limit + 1,
+      }),
+      page.limit,
+      (g) => g.name,
     );
-    const locations = await r.groups.locationsOf(rows.map((g) => g.id));
-    return rows.map((g) => toGroup(g, locations.get(g.id) ?? [], statusOf(ctx.deps)));
+    const locations = await r.groups.locationsOf(rows.items.map((g) => g.id));
+    return {
+      items: rows.items.map((g) => toGroup(g, locations.get(g.id) ?? [], statusOf(ctx.deps))),
+      next: rows.next,
+    };
   });
 }
 
@@ -106,6 +119,11 @@ export async function deleteGroup(ctx: Ctx, slug: string, name: string): Promise
       );
     }
     const instances = await instancesOfGroup(r, group.id);
+    await requireFilesHere(
+      r,
+      ctx.deps,
+      instances.map((i) => i.location),
+    );
     // Tokens restricted to the group go with it (Turso does the same on delete and transfer).
     await r.apiTokens.deleteForGroup(group.id);
     await r.groups.delete(group.id);

@@ -1,26 +1,33 @@
-import {
-  ConflictError,
-  ForbiddenError,
-  InvalidError,
-  NotFoundError,
-  UniqueViolationError,
-} from "../errors.js";
+import { ConflictError, InvalidError, NotFoundError, UniqueViolationError } from "../errors.js";
+import { decodeStringCursor, type Page, type PageRequest, pageOf } from "../lib/cursor.js";
 import { newUuid } from "../lib/ids.js";
 import { isoTime } from "../lib/time.js";
 import { audit } from "./audit.js";
 import type { Ctx } from "./context.js";
 import { instancesOfOrganization, removeInstances } from "./instances.js";
 import { checkAccountName, slugify } from "./names.js";
+import { requireFilesHere } from "./placement.js";
 import { requireOrgAccess } from "./roles.js";
 import { type Organization, toOrganization } from "./views.js";
 
 /** Plan of a new organization: the one the migration creates, with no quotas. */
 export const DEFAULT_PLAN = "self-hosted";
 
-/** Organizations the caller belongs to (only the token's own one for an org-scoped token). */
-export async function listOrganizations(ctx: Ctx): Promise<Organization[]> {
-  const rows = await ctx.deps.store.read((r) => r.organizations.listForUser(ctx.actor.userId));
-  return rows.filter((o) => ctx.actor.orgId === null || o.id === ctx.actor.orgId).map(toOrganization);
+/**
+ * Organizations the caller belongs to, by slug (only the token's own one for an org-scoped token);
+ * with `limit`, one page at a time.
+ */
+export async function listOrganizations(ctx: Ctx, page: PageRequest = {}): Promise<Page<Organization>> {
+  const after = decodeStringCursor(page.cursor);
+  const rows = await ctx.deps.store.read((r) =>
+    r.organizations.listForUser(ctx.actor.userId, {
+      orgId: ctx.actor.orgId ?? undefined,
+      after,
+      limit: page.limit === undefined ? undefined : page.limit + 1,
+    }),
+  );
+  const out = pageOf(rows, page.limit, (o) => o.slug);
+  return { items: out.items.map(toOrganization), next: out.next };
 }
 
 /** One organization; unknown and foreign ones are both "not found", so slugs can't be probed. */
@@ -89,6 +96,11 @@ export async function deleteOrganization(ctx: Ctx, slug: string): Promise<Organi
     const { org } = await requireOrgAccess(r, ctx.actor, slug, "org:delete");
     if (org.type === "personal") throw new InvalidError("a personal organization cannot be deleted");
     const instances = await instancesOfOrganization(r, org.id);
+    await requireFilesHere(
+      r,
+      ctx.deps,
+      instances.map((i) => i.location),
+    );
     await r.organizations.delete(org.id);
     const personal = await r.organizations.findBySlug(ctx.actor.username);
     if (personal) await audit(r, ctx, personal.id, "org-delete", `organization ${slug} deleted`, { slug });

@@ -27,10 +27,11 @@ export async function requireQuota(r: Repos, org: OrganizationRow, what: Holding
   const cap = plan?.[what];
   if (cap === null || cap === undefined) return;
   await r.plans.lockOrganization(org.id);
-  const held = (await r.plans.holdingsOf(org.id))[what];
+  // Counting stops just past the cap: enough to decide, and constant time however many exist.
+  const held = await r.plans.holdingUpTo(org.id, what, cap + 1);
   if (held + adding > cap) {
     throw new QuotaExceededError(
-      `the ${org.plan} plan of organization ${org.slug} allows ${cap} ${NOUN[what]} and it has ${held}; ask the instance administrator for a larger plan, or turn overages on`,
+      `the ${org.plan} plan of organization ${org.slug} allows ${cap} ${NOUN[what]} and it has ${held > cap ? `more than ${cap}` : held}; ask the instance administrator for a larger plan, or turn overages on`,
     );
   }
 }

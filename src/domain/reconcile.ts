@@ -9,6 +9,16 @@ export interface ReconcileReport {
   removedOrphans: number;
 }
 
+export interface ReconcileOptions {
+  /**
+   * Whether this node holds a location. Only held locations are touched: with several nodes on
+   * one store, the instances of another node's locations are that node's to check, and a folder
+   * of a location this node doesn't hold is left as it is. Unset: every location (one node).
+   */
+  holds?: (location: string) => boolean;
+  now?: number;
+}
+
 /**
  * Brings the files on disk back in line with the store after a crash: a replica the store lists
  * but that is missing (a crash while a location was being built) is built again from its primary;
@@ -16,16 +26,23 @@ export interface ReconcileReport {
  * Replicas that exist are registered without being opened. A missing primary is reported, never
  * papered over with an empty file.
  */
-export async function reconcileInstanceFiles(deps: Deps, now = Date.now()): Promise<ReconcileReport> {
-  const expected = await deps.store.read((r) => r.databases.allInstances());
+export async function reconcileInstanceFiles(
+  deps: Deps,
+  opts: ReconcileOptions = {},
+): Promise<ReconcileReport> {
+  const holds = opts.holds ?? (() => true);
+  const now = opts.now ?? Date.now();
+  const expected = (await deps.store.read((r) => r.databases.allInstances())).filter((i) =>
+    holds(i.location),
+  );
   const report: ReconcileReport = { recreated: 0, missingPrimaries: 0, removedOrphans: 0 };
   const wanted = new Set<string>();
-  const missingReplicas: Array<{ dbId: string; location: string }> = [];
+  const missingReplicas: Array<{ dbId: string; location: string; primary: string }> = [];
   for (const i of expected) {
     wanted.add(`${i.location}/${i.db_id}`);
     if (i.location !== i.primary_location) {
       if (deps.files.exists(i.location, i.db_id)) deps.replicas.adopt(i.db_id, i.location);
-      else missingReplicas.push({ dbId: i.db_id, location: i.location });
+      else missingReplicas.push({ dbId: i.db_id, location: i.location, primary: i.primary_location });
       continue;
     }
     if (!deps.files.exists(i.location, i.db_id)) {
@@ -34,6 +51,7 @@ export async function reconcileInstanceFiles(deps: Deps, now = Date.now()): Prom
     }
   }
   for (const location of deps.files.locations()) {
+    if (!holds(location)) continue;
     for (const id of deps.files.idsIn(location)) {
       if (wanted.has(`${location}/${id}`)) continue;
       const mtime = deps.files.modifiedAt(location, id);
@@ -43,14 +61,14 @@ export async function reconcileInstanceFiles(deps: Deps, now = Date.now()): Prom
     }
   }
   // Missing replicas (a crash while a location was being built) are built again from their primaries.
+  // Only from a primary on this node: a replica syncs from this node's own address.
   for (const m of missingReplicas) {
-    if (!deps.files.exists(expected.find((i) => i.db_id === m.dbId)?.primary_location ?? "", m.dbId))
-      continue;
+    if (!deps.files.exists(m.primary, m.dbId)) continue;
     try {
       await deps.replicas.ensure(m.dbId, m.location);
       report.recreated++;
     } catch (e) {
-      deps.log.error({ err: e, ...m }, "could not rebuild a missing replica");
+      deps.log.error({ err: e, dbId: m.dbId, location: m.location }, "could not rebuild a missing replica");
     }
   }
   if (report.recreated + report.missingPrimaries + report.removedOrphans > 0) {

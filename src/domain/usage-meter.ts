@@ -20,6 +20,7 @@ export class UsageMeter {
   private pendingQueries = 0;
   private timer: NodeJS.Timeout | undefined;
   private flushing: Promise<void> = Promise.resolve();
+  private readonly listeners: Array<(orgIds: ReadonlySet<string>) => Promise<void>> = [];
 
   constructor(
     private readonly store: Store,
@@ -64,23 +65,41 @@ export class UsageMeter {
     q.totalMs += ms;
   }
 
+  /**
+   * Runs `fn` after every flush, even one with nothing to write, with the organizations whose
+   * counts that flush stored (plan quotas are judged there). A flush settles once `fn` has.
+   */
+  afterFlush(fn: (orgIds: ReadonlySet<string>) => Promise<void>): void {
+    this.listeners.push(fn);
+  }
+
   /** Writes pending counts in one transaction; on failure they are kept for the next attempt. */
   flush(): Promise<void> {
     this.flushing = this.flushing.then(async () => {
-      if (this.usage.size === 0 && this.queries.size === 0) return;
-      const usage = this.usage;
-      const queries = [...this.queries.values()].flatMap((m) => [...m.values()]);
-      this.usage = new Map();
-      this.queries = new Map();
-      this.pendingQueries = 0;
-      try {
-        await this.store.write(async (r) => {
-          await r.usage.add([...usage.values()]);
-          await r.usage.addQueryStats(queries);
-        });
-      } catch (e) {
-        this.log.error({ err: e }, "could not record usage; will retry");
-        this.mergeBack(usage, queries);
+      const orgIds = new Set<string>();
+      if (this.usage.size > 0 || this.queries.size > 0) {
+        const usage = this.usage;
+        const queries = [...this.queries.values()].flatMap((m) => [...m.values()]);
+        this.usage = new Map();
+        this.queries = new Map();
+        this.pendingQueries = 0;
+        try {
+          await this.store.write(async (r) => {
+            await r.usage.add([...usage.values()]);
+            await r.usage.addQueryStats(queries);
+          });
+          for (const u of usage.values()) orgIds.add(u.orgId);
+        } catch (e) {
+          this.log.error({ err: e }, "could not record usage; will retry");
+          this.mergeBack(usage, queries);
+        }
+      }
+      for (const fn of this.listeners) {
+        try {
+          await fn(orgIds);
+        } catch (e) {
+          this.log.error({ err: e }, "a usage listener failed; the next flush tries again");
+        }
       }
     });
     return this.flushing;

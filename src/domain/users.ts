@@ -5,6 +5,7 @@ import {
   NotFoundError,
   UniqueViolationError,
 } from "../errors.js";
+import { decodeStringCursor, type Page, type PageRequest, pageOf } from "../lib/cursor.js";
 import { newUuid } from "../lib/ids.js";
 import { isoTime } from "../lib/time.js";
 import type { Repos } from "../store/store.js";
@@ -13,6 +14,7 @@ import { audit } from "./audit.js";
 import type { Ctx, Deps } from "./context.js";
 import { instancesOfOrganization, removeInstances } from "./instances.js";
 import { checkAccountName, checkEmail } from "./names.js";
+import { requireFilesHere } from "./placement.js";
 import { toUser, type User } from "./views.js";
 
 interface NewAccount {
@@ -76,9 +78,17 @@ export async function createUser(
   });
 }
 
-export async function listUsers(ctx: Ctx): Promise<User[]> {
+/** `GET /v1/admin/users`: every user by username; with `limit`, one page at a time. */
+export async function listUsers(ctx: Ctx, page: PageRequest = {}): Promise<Page<User>> {
   requireAdmin(ctx);
-  return (await ctx.deps.store.read((r) => r.users.list())).map(toUser);
+  const after = decodeStringCursor(page.cursor);
+  const limit = page.limit === undefined ? undefined : page.limit + 1;
+  const rows = pageOf(
+    await ctx.deps.store.read((r) => r.users.list({ after, limit })),
+    page.limit,
+    (u) => u.username,
+  );
+  return { items: rows.items.map(toUser), next: rows.next };
 }
 
 /**
@@ -91,9 +101,15 @@ export async function deleteUser(ctx: Ctx, username: string): Promise<void> {
   const removed = await ctx.deps.store.write(async (r) => {
     const user = await r.users.findByUsername(username);
     if (!user) throw new NotFoundError(`could not find user ${username}`);
-    if (user.is_admin === 1 && (await r.users.countAdmins()) <= 1) {
-      throw new InvalidError("cannot delete the last instance administrator");
+    // Both checks below count, then delete: the locks (held until commit) keep a concurrent deletion
+    // or demotion from making the same count, so the last administrator and owners stay.
+    if (user.is_admin === 1) {
+      await r.users.lockAdmins();
+      if ((await r.users.countAdmins()) <= 1) {
+        throw new InvalidError("cannot delete the last instance administrator");
+      }
     }
+    await r.members.lockOrganizationsOwnedBy(user.id);
     const owned = await r.members.teamOrgsSolelyOwnedBy(user.id);
     if (owned.length > 0) {
       const slugs = owned.map((o) => o.slug).join(", ");
@@ -103,7 +119,14 @@ export async function deleteUser(ctx: Ctx, username: string): Promise<void> {
     }
     const personal = await r.organizations.findBySlug(username);
     const instances = personal ? await instancesOfOrganization(r, personal.id) : [];
+    await requireFilesHere(
+      r,
+      ctx.deps,
+      instances.map((i) => i.location),
+    );
     if (personal) await r.organizations.delete(personal.id);
+    // Invites to this username would otherwise wait for whoever takes the name next.
+    await r.invites.deletePendingForUsername(username);
     await r.users.delete(user.id);
     const own = await r.organizations.findBySlug(ctx.actor.username);
     if (own) await audit(r, ctx, own.id, "user-delete", `user ${username} deleted`, { username });

@@ -14,6 +14,8 @@ export interface Organization {
   overages: boolean;
   blockedReads: boolean;
   blockedWrites: boolean;
+  /** Name of the organization's plan (its quotas). */
+  plan: string;
   createdAt: string;
 }
 
@@ -57,6 +59,13 @@ export interface Database {
   blockWrites: boolean;
   allowAttach: boolean;
   deleteProtection: boolean;
+  /** Archived with its group (see `Group.archived`). */
+  archived: boolean;
+  isSchema: boolean;
+  /** Name of the schema database this one follows. */
+  schema: string | null;
+  /** The database a branch was made from; `name` is null once that database is gone from the organization. */
+  parent: { id: string; name: string | null; branchedAt: string | null } | null;
   createdAt: string;
 }
 
@@ -82,6 +91,7 @@ export function toOrganization(r: OrganizationRow): Organization {
     overages: r.overages === 1,
     blockedReads: r.blocked_reads === 1,
     blockedWrites: r.blocked_writes === 1,
+    plan: r.plan,
     createdAt: r.created_at,
   };
 }
@@ -127,6 +137,13 @@ export function toDatabase(r: DatabaseWithPlacement, locations: string[], dbDoma
     blockWrites: r.block_writes === 1,
     allowAttach: r.allow_attach === 1,
     deleteProtection: r.delete_protection === 1,
+    archived: r.group_archived === 1,
+    isSchema: r.is_schema === 1,
+    schema: r.schema_name ?? null,
+    parent:
+      r.parent_id === null
+        ? null
+        : { id: r.parent_id, name: r.parent_name ?? null, branchedAt: r.branched_at },
     createdAt: r.created_at,
   };
 }

@@ -12,6 +12,14 @@ import {
   writeFileSync,
 } from "node:fs";
 import path from "node:path";
+import {
+  advanceBase,
+  dropBase,
+  dropStagedBase,
+  type GenerationChain,
+  keepStagedBase,
+  stageBase,
+} from "./history.js";
 import { FRAME_BYTES, readWalFrames, scanWal } from "./wal.js";
 
 /** One finished generation whose frames are kept for replicas still reading it. */
@@ -50,11 +58,19 @@ export type FrameRead =
  * last connection), so the database file always holds exactly the state at the start of the
  * current generation: that file is the generation's export. The current generation's frames are
  * read from the live WAL; at each checkpoint the finished generation's frames are archived first,
- * so a replica midway through it can finish it. Commit times are recorded for point-in-time reads.
+ * so a replica midway through it can finish it. Commit times are recorded for point-in-time reads,
+ * and a starting image is kept beside the archives (see history.ts) so that any recorded commit
+ * can be rebuilt.
  */
 export class FrameLog {
   private meta: Meta;
   private committed = 0;
+  /**
+   * Frames of the current generation already recorded with a commit time. Starts from the
+   * commits file rather than from the WAL: a log opened right after a commit (the first write
+   * since start-up) must still record and announce that commit.
+   */
+  private notified = 0;
   private readonly dir: string;
   private readonly walPath: string;
 
@@ -63,6 +79,7 @@ export class FrameLog {
     this.walPath = `${dbPath}-wal`;
     this.meta = this.loadMeta();
     this.refresh();
+    this.notified = Math.min(this.committed, this.commits(this.meta.generation).at(-1)?.frames ?? 0);
   }
 
   get generation(): number {
@@ -95,10 +112,22 @@ export class FrameLog {
    * lock: counts the newly committed frames and records when they were committed.
    */
   afterCommit(now = Date.now()): number {
-    const before = this.committed;
     this.refresh();
+    const before = this.notified;
     if (this.committed > before) appendFileSync(this.file("commits"), `${this.committed} ${now}\n`);
-    return this.committed - before;
+    this.notified = Math.max(before, this.committed);
+    return Math.max(0, this.committed - before);
+  }
+
+  /** The generations whose frames exist, for rebuilding past states (point-in-time restores). */
+  chain(): GenerationChain {
+    this.refresh();
+    return { current: this.meta.generation, archived: this.meta.archived, lost: this.meta.lost };
+  }
+
+  /** The folder holding this log's archives, commit times and starting image. */
+  get folder(): string {
+    return this.dir;
   }
 
   /** Frames `start`..`end - 1` (1-based) of a generation, as many whole frames as exist. */
@@ -135,11 +164,21 @@ export class FrameLog {
     if (frames === 0) return true;
     const tmp = `${this.file("frames", g)}.tmp`;
     writeFileSync(tmp, readWalFrames(this.walPath, 1, frames + 1));
+    // The file is still generation g's starting image: the last moment to keep it for history.
+    let staged: string | undefined;
+    try {
+      staged = stageBase(this.dir, this.dbPath, this.chain());
+    } catch {
+      // History is a convenience of replication's log: without an image it starts again later.
+      staged = undefined;
+    }
     if (!checkpoint()) {
       rmSync(tmp, { force: true });
+      dropStagedBase(staged);
       return false;
     }
     renameSync(tmp, this.file("frames", g));
+    const startedAt = this.meta.archived.find((a) => a.generation === g - 1)?.endedAt ?? null;
     if (existsSync(this.file("commits"))) renameSync(this.file("commits"), this.file("commits", g));
     this.meta = {
       generation: g + 1,
@@ -151,8 +190,37 @@ export class FrameLog {
       lost: this.meta.lost,
     };
     this.committed = 0;
+    this.notified = 0;
     this.saveMeta();
+    try {
+      if (staged) keepStagedBase(this.dir, staged, { generation: g, startedAt });
+    } catch {
+      dropStagedBase(staged);
+    }
     return true;
+  }
+
+  /**
+   * The database file is replaced whole (an uploaded database installed over an empty one):
+   * `replace` swaps the files, and the current generation ends as lost, since its frames don't
+   * lead to the new file. Replicas still in it get "gone" and start over from the new file, which
+   * is the next generation's export; history starts again from it too.
+   */
+  restart(replace: () => void): void {
+    this.refresh();
+    replace();
+    const g = this.meta.generation;
+    this.meta = {
+      generation: g + 1,
+      baseIndex: this.meta.baseIndex + this.committed,
+      archived: this.meta.archived,
+      lost: [...this.meta.lost, g],
+    };
+    this.committed = 0;
+    this.notified = 0;
+    rmSync(this.file("commits"), { force: true });
+    dropBase(this.dir);
+    this.saveMeta();
   }
 
   /** Drops archived generations that ended before `before`, keeping at least the newest `keep`. */
@@ -161,6 +229,12 @@ export class FrameLog {
     const dropped = sorted.slice(0, Math.max(0, sorted.length - keep)).filter((a) => a.endedAt < before);
     if (dropped.length === 0) return [];
     const gone = new Set(dropped.map((a) => a.generation));
+    const keepFrom = sorted.find((a) => !gone.has(a.generation))?.generation ?? this.meta.generation;
+    try {
+      advanceBase(this.dir, this.chain(), keepFrom, (g) => this.file("frames", g));
+    } catch {
+      dropBase(this.dir);
+    }
     for (const g of gone) {
       rmSync(this.file("frames", g), { force: true });
       rmSync(this.file("commits", g), { force: true });
@@ -200,6 +274,7 @@ export class FrameLog {
         lost: [...this.meta.lost, g],
       };
       this.committed = 0;
+      this.notified = 0;
       rmSync(this.file("commits"), { force: true });
       this.saveMeta();
     }

@@ -84,6 +84,11 @@ export class ConnectionPool {
     this.evictBeyondLimit();
   }
 
+  /** Connections to a database that are checked out now (a file can't be swapped under them). */
+  inUse(path: string): number {
+    return this.entries.get(path)?.inUse ?? 0;
+  }
+
   /** The write lock of one database, shared by every connection to it. */
   writeLock(path: string): WriteLock {
     let lock = this.locks.get(path);

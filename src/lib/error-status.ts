@@ -5,7 +5,7 @@ import type { ErrorKind } from "../errors.js";
  * plane so one kind never means two statuses.
  */
 export const STATUS_OF_KIND: Readonly<
-  Record<ErrorKind, 400 | 401 | 402 | 403 | 404 | 409 | 422 | 429 | 503>
+  Record<ErrorKind, 400 | 401 | 402 | 403 | 404 | 409 | 421 | 422 | 429 | 503>
 > = {
   invalid: 400,
   unauthenticated: 401,
@@ -16,4 +16,5 @@ export const STATUS_OF_KIND: Readonly<
   unprocessable: 422,
   limit_exceeded: 429,
   unavailable: 503,
+  misdirected: 421,
 };

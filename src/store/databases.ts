@@ -3,20 +3,35 @@ import { guardUnique } from "./dialect.js";
 import type { Executor } from "./executor.js";
 import type { DatabaseRow, DatabasesTable } from "./schema.js";
 
-/** A database row with the names of its organization and group, as every reader needs them. */
+/**
+ * A database row with the names of its organization and group, as every reader needs them. The
+ * optional fields are filled by every query; a row built by hand right after an insert may omit them.
+ */
 export interface DatabaseWithPlacement extends DatabaseRow {
   org_slug: string;
   group_name: string;
   primary_location: string;
+  /** The group's archived flag: a database is archived with its group. */
+  group_archived?: number;
+  /** Name of the branch's source database, while it exists in the same organization. */
+  parent_name?: string | null;
+  /** Name of the schema database this one follows, while it exists in the same organization. */
+  schema_name?: string | null;
 }
 
 /** What the data plane needs to serve a database: placement, settings and token generations. */
 export interface DatabaseForDataPlane extends DatabaseWithPlacement {
   group_token_generation: number;
+  /** The organization's quota blocks (its plan's quota used up with overages off). */
+  org_blocked_reads: number;
+  org_blocked_writes: number;
 }
 
 export type DatabasePatch = Partial<
-  Pick<DatabaseRow, "size_limit" | "block_reads" | "block_writes" | "allow_attach" | "delete_protection">
+  Pick<
+    DatabaseRow,
+    "size_limit" | "block_reads" | "block_writes" | "allow_attach" | "delete_protection" | "allowed_ips"
+  >
 >;
 
 export interface DatabaseFilter {
@@ -38,13 +53,29 @@ export function databasesRepo(ex: Executor) {
       .selectFrom("databases as d")
       .innerJoin("groups as g", "g.id", "d.group_id")
       .innerJoin("organizations as o", "o.id", "d.org_id")
+      // Only same-organization names: a transferred branch must not reveal another tenant's names.
+      .leftJoin("databases as p", (j) =>
+        j.onRef("p.id", "=", "d.parent_id").onRef("p.org_id", "=", "d.org_id"),
+      )
+      .leftJoin("databases as s", (j) =>
+        j.onRef("s.id", "=", "d.schema_id").onRef("s.org_id", "=", "d.org_id"),
+      )
       .selectAll("d")
-      .select(["o.slug as org_slug", "g.name as group_name", "g.primary_location"]);
+      .select([
+        "o.slug as org_slug",
+        "g.name as group_name",
+        "g.primary_location",
+        "g.archived as group_archived",
+        "p.name as parent_name",
+        "s.name as schema_name",
+      ]);
 
   const forDataPlane = () =>
-    withPlacement().select("g.token_generation as group_token_generation") as unknown as ReturnType<
-      typeof withPlacement
-    >;
+    withPlacement().select([
+      "g.token_generation as group_token_generation",
+      "o.blocked_reads as org_blocked_reads",
+      "o.blocked_writes as org_blocked_writes",
+    ]) as unknown as ReturnType<typeof withPlacement>;
 
   return {
     /** Looks a database up the way a data-plane request names it: by hostname label, or org and name. */
@@ -127,7 +158,69 @@ export function databasesRepo(ex: Executor) {
       await db.updateTable("databases").set(patch).where("id", "=", id).execute();
     },
 
+    /** Which of these names an organization's databases already use (for transfers into it). */
+    namesTaken: async (orgId: string, names: readonly string[]): Promise<string[]> => {
+      const out: string[] = [];
+      for (let i = 0; i < names.length; i += 500) {
+        const rows = await db
+          .selectFrom("databases")
+          .select("name")
+          .where("org_id", "=", orgId)
+          .where("name", "in", names.slice(i, i + 500))
+          .execute();
+        out.push(...rows.map((r) => r.name));
+      }
+      return out.sort();
+    },
+
+    /** Which of these hostname labels (`<db>-<org>`) some database already has. */
+    labelsTaken: async (labels: readonly string[]): Promise<string[]> => {
+      const out: string[] = [];
+      for (let i = 0; i < labels.length; i += 500) {
+        const rows = await db
+          .selectFrom("databases")
+          .select("hostname_label")
+          .where("hostname_label", "in", labels.slice(i, i + 500))
+          .execute();
+        out.push(...rows.map((r) => r.hostname_label));
+      }
+      return out.sort();
+    },
+
     delete: (id: string) => db.deleteFrom("databases").where("id", "=", id).execute(),
+
+    /**
+     * Moves a database created for an upload between its states: 1 waiting for the file, 2 while
+     * one is being installed, 0 done. Changes nothing unless it is in one of `from`; returns
+     * whether it changed.
+     */
+    setAwaitingUpload: async (id: string, to: 0 | 1 | 2, from: ReadonlyArray<0 | 1 | 2>) => {
+      const r = await db
+        .updateTable("databases")
+        .set({ awaiting_upload: to })
+        .where("id", "=", id)
+        .where("awaiting_upload", "in", [...from])
+        .executeTakeFirst();
+      return Number(r.numUpdatedRows) > 0;
+    },
+
+    /** Records that a database following a schema database has the parent's changes up to `seq`. */
+    setSchemaSeq: async (id: string, seq: number) => {
+      await db.updateTable("databases").set({ schema_seq: seq }).where("id", "=", id).execute();
+    },
+
+    /** Every schema database that has databases following it, in every organization. */
+    schemaParents: (): Promise<DatabaseWithPlacement[]> =>
+      withPlacement()
+        .where("d.is_schema", "=", 1)
+        .where((eb) =>
+          eb.exists(eb.selectFrom("databases as c").select("c.id").whereRef("c.schema_id", "=", "d.id")),
+        )
+        .execute(),
+
+    /** The databases following a schema database, wherever they are placed. */
+    schemaChildren: (schemaId: string): Promise<DatabaseWithPlacement[]> =>
+      withPlacement().where("d.schema_id", "=", schemaId).orderBy("d.name").execute(),
   };
 }
 

@@ -19,8 +19,17 @@ export function groupsRepo(ex: Executor) {
 
     findById: (id: string) => db.selectFrom("groups").selectAll().where("id", "=", id).executeTakeFirst(),
 
-    list: (orgId: string) =>
-      db.selectFrom("groups").selectAll().where("org_id", "=", orgId).orderBy("name").execute(),
+    /**
+     * An organization's groups by name; `after` and `limit` page through them by key (the
+     * `(org_id, name)` unique index serves the filter and the order), `id` narrows to one group.
+     */
+    list: (orgId: string, filter: { id?: string; after?: string; limit?: number } = {}) => {
+      let q = db.selectFrom("groups").selectAll().where("org_id", "=", orgId);
+      if (filter.id !== undefined) q = q.where("id", "=", filter.id);
+      if (filter.after !== undefined) q = q.where("name", ">", filter.after);
+      if (filter.limit !== undefined) q = q.limit(filter.limit);
+      return q.orderBy("name").execute();
+    },
 
     /**
      * Serialises changes to one group's placement (adding a location vs creating a database in it),

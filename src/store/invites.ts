@@ -1,11 +1,27 @@
 import type { Insertable } from "kysely";
 import { guardUnique } from "./dialect.js";
 import type { Executor } from "./executor.js";
-import type { InvitesTable } from "./schema.js";
+import type { InviteRow, InvitesTable } from "./schema.js";
 
+/** A pending invite with the organization it is to, as the invited user lists them. */
+export interface InviteWithOrg extends InviteRow {
+  org_slug: string;
+  org_name: string;
+}
+
+/**
+ * Invites to organizations. The `token` column holds the SHA-256 hash of the invite's secret,
+ * never the secret itself: the secret is shown once, to whoever created the invite.
+ */
 export function invitesRepo(ex: Executor) {
   const { db } = ex;
   const pending = () => db.selectFrom("invites").selectAll().where("accepted_at", "is", null);
+  const addressedTo = (username: string, email: string) =>
+    db
+      .selectFrom("invites as i")
+      .innerJoin("organizations as o", "o.id", "i.org_id")
+      .where("i.accepted_at", "is", null)
+      .where((eb) => eb.or([eb("i.username", "=", username), eb("i.email", "=", email.toLowerCase())]));
   return {
     insert: async (row: Insertable<InvitesTable>) => {
       const r = await guardUnique(ex, "invite token", () =>
@@ -19,38 +35,67 @@ export function invitesRepo(ex: Executor) {
 
     findPending: (id: number) => pending().where("id", "=", id).executeTakeFirst(),
 
-    /** Pending invites addressed to a user, by username or email. */
-    pendingFor: (username: string, email: string) =>
-      pending()
-        .where((eb) => eb.or([eb("username", "=", username), eb("email", "=", email)]))
-        .orderBy("id")
+    /** Pending invites addressed to a user, by username or (lower-cased) email, oldest first. */
+    pendingFor: (username: string, email: string): Promise<InviteWithOrg[]> =>
+      addressedTo(username, email)
+        .selectAll("i")
+        .select(["o.slug as org_slug", "o.name as org_name"])
+        .orderBy("i.id")
         .execute(),
 
     countPendingFor: async (username: string, email: string) => {
-      const r = await db
-        .selectFrom("invites")
+      const r = await addressedTo(username, email)
         .select((eb) => eb.fn.countAll<number>().as("n"))
-        .where("accepted_at", "is", null)
-        .where((eb) => eb.or([eb("username", "=", username), eb("email", "=", email)]))
         .executeTakeFirstOrThrow();
       return Number(r.n);
     },
 
-    /** Deletes the pending invite of an organization for an email or username; true if there was one. */
-    deletePending: async (orgId: string, emailOrUsername: string) => {
+    /**
+     * Deletes an organization's pending invites for an address (an email, compared without case,
+     * or a username); answers how many there were.
+     */
+    deletePending: async (orgId: string, address: { email?: string; username?: string }) => {
       const r = await db
         .deleteFrom("invites")
         .where("org_id", "=", orgId)
         .where("accepted_at", "is", null)
-        .where((eb) => eb.or([eb("email", "=", emailOrUsername), eb("username", "=", emailOrUsername)]))
+        .where((eb) =>
+          eb.or([
+            ...(address.email !== undefined ? [eb("email", "=", address.email.toLowerCase())] : []),
+            ...(address.username !== undefined ? [eb("username", "=", address.username)] : []),
+          ]),
+        )
+        .executeTakeFirst();
+      return Number(r.numDeletedRows);
+    },
+
+    /** Pending invites addressed to a username, anywhere (that user is being deleted). */
+    deletePendingForUsername: (username: string) =>
+      db.deleteFrom("invites").where("accepted_at", "is", null).where("username", "=", username).execute(),
+
+    deletePendingById: async (id: number) => {
+      const r = await db
+        .deleteFrom("invites")
+        .where("id", "=", id)
+        .where("accepted_at", "is", null)
         .executeTakeFirst();
       return Number(r.numDeletedRows) > 0;
     },
 
-    deleteById: (id: number) => db.deleteFrom("invites").where("id", "=", id).execute(),
-
-    markAccepted: (id: number, at: string) =>
-      db.updateTable("invites").set({ accepted_at: at }).where("id", "=", id).execute(),
+    /**
+     * Marks a pending invite accepted; false when it no longer is pending (accepted, declined or
+     * deleted meanwhile). On PostgreSQL the update waits for a concurrent one on the same row and
+     * then re-checks, so an invite is accepted at most once.
+     */
+    claim: async (id: number, at: string) => {
+      const r = await db
+        .updateTable("invites")
+        .set({ accepted_at: at })
+        .where("id", "=", id)
+        .where("accepted_at", "is", null)
+        .executeTakeFirst();
+      return Number(r.numUpdatedRows) > 0;
+    },
   };
 }
 

@@ -1,3 +1,4 @@
+import { sql } from "kysely";
 import { guardUnique } from "./dialect.js";
 import type { Executor } from "./executor.js";
 import type { MemberRow } from "./schema.js";
@@ -11,7 +12,12 @@ export interface MemberWithUser {
 }
 
 export function membersRepo(ex: Executor) {
-  const { db } = ex;
+  const { db, dialect } = ex;
+  const withUser = () =>
+    db
+      .selectFrom("members as m")
+      .innerJoin("users as u", "u.id", "m.user_id")
+      .select(["m.user_id", "u.username", "u.email", "m.role", "m.created_at"]);
   return {
     insert: (row: MemberRow) =>
       guardUnique(ex, "membership", () => db.insertInto("members").values(row).execute()),
@@ -24,14 +30,23 @@ export function membersRepo(ex: Executor) {
         .where("user_id", "=", userId)
         .executeTakeFirst(),
 
-    list: (orgId: string): Promise<MemberWithUser[]> =>
-      db
-        .selectFrom("members as m")
-        .innerJoin("users as u", "u.id", "m.user_id")
-        .select(["m.user_id", "u.username", "u.email", "m.role", "m.created_at"])
+    /** Members by username; `after` and `limit` cut one page (keyset on the username). */
+    list: (orgId: string, page: { after?: string; limit?: number } = {}): Promise<MemberWithUser[]> => {
+      let q = withUser().where("m.org_id", "=", orgId);
+      if (page.after !== undefined) q = q.where("u.username", ">", page.after);
+      if (page.limit !== undefined) q = q.limit(page.limit);
+      return q.orderBy("u.username").execute();
+    },
+
+    findByUsername: (orgId: string, username: string): Promise<MemberWithUser | undefined> =>
+      withUser().where("m.org_id", "=", orgId).where("u.username", "=", username).executeTakeFirst(),
+
+    /** A member whose email is this one (compared without case). */
+    findByEmail: (orgId: string, email: string): Promise<MemberWithUser | undefined> =>
+      withUser()
         .where("m.org_id", "=", orgId)
-        .orderBy("u.username")
-        .execute(),
+        .where((eb) => eb(eb.fn("lower", ["u.email"]), "=", email.toLowerCase()))
+        .executeTakeFirst(),
 
     setRole: (orgId: string, userId: string, role: MemberRow["role"]) =>
       db
@@ -72,6 +87,28 @@ export function membersRepo(ex: Executor) {
           ),
         )
         .execute(),
+
+    /**
+     * Locks the team organizations this user owns until the transaction ends, so a check that
+     * they keep another owner can't race a concurrent removal or demotion of that owner (which
+     * locks the organization row too). SQLite runs one writer at a time already.
+     */
+    lockOrganizationsOwnedBy: async (userId: string) => {
+      if (dialect.kind !== "postgres") return;
+      await sql`select id from organizations where id in (select org_id from members where user_id = ${userId} and role = 'owner') order by id for update`.execute(
+        db,
+      );
+    },
+
+    /** Revokes a user's API tokens restricted to an organization (they left it). */
+    deleteTokensIn: async (orgId: string, userId: string) => {
+      const r = await db
+        .deleteFrom("api_tokens")
+        .where("org_id", "=", orgId)
+        .where("user_id", "=", userId)
+        .executeTakeFirst();
+      return Number(r.numDeletedRows);
+    },
 
     delete: async (orgId: string, userId: string) => {
       const r = await db

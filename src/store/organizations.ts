@@ -19,16 +19,25 @@ export function organizationsRepo(ex: Executor) {
     findById: (id: string) =>
       db.selectFrom("organizations").selectAll().where("id", "=", id).executeTakeFirst(),
 
-    /** Organizations the user belongs to, with the user's role in each. */
-    listForUser: (userId: string) =>
-      db
+    /**
+     * Organizations the user belongs to, by slug, with the user's role in each. `orgId` keeps only
+     * that one; `after` and `limit` cut one page (keyset on the slug).
+     */
+    listForUser: (
+      userId: string,
+      page: { orgId?: string; after?: string; limit?: number } = {},
+    ): Promise<Array<OrganizationRow & { role: MemberRow["role"] }>> => {
+      let q = db
         .selectFrom("organizations as o")
         .innerJoin("members as m", "m.org_id", "o.id")
         .selectAll("o")
         .select("m.role")
-        .where("m.user_id", "=", userId)
-        .orderBy("o.slug")
-        .execute() as Promise<Array<OrganizationRow & { role: MemberRow["role"] }>>,
+        .where("m.user_id", "=", userId);
+      if (page.orgId !== undefined) q = q.where("o.id", "=", page.orgId);
+      if (page.after !== undefined) q = q.where("o.slug", ">", page.after);
+      if (page.limit !== undefined) q = q.limit(page.limit);
+      return q.orderBy("o.slug").execute();
+    },
 
     update: async (id: string, patch: OrganizationPatch) => {
       if (Object.keys(patch).length === 0) return;

@@ -4,6 +4,21 @@ import { guardUnique } from "./dialect.js";
 import type { Executor } from "./executor.js";
 import type { PlansTable } from "./schema.js";
 
+/** An organization with the quotas of its plan that usage can use up, as blocking judges them. */
+export interface MeteredOrganization {
+  id: string;
+  plan: string;
+  overages: number;
+  blocked_reads: number;
+  blocked_writes: number;
+  rows_read: number | null;
+  rows_written: number | null;
+  storage_bytes: number | null;
+}
+
+/** Longest list of ids sent in one `in (...)`, well under both dialects' parameter limits. */
+const ID_CHUNK = 500;
+
 /** What an organization holds, as its plan's quotas count it. */
 export interface OrgHoldings {
   databases: number;
@@ -40,6 +55,57 @@ export function plansRepo(ex: Executor) {
           .executeTakeFirst(),
       ),
 
+    /** Moves an organization to another plan. */
+    assign: (orgId: string, plan: string) =>
+      db.updateTable("organizations").set({ plan }).where("id", "=", orgId).execute(),
+
+    /** Ids of the organizations on a plan. */
+    organizationsOn: async (name: string) =>
+      (await db.selectFrom("organizations").select("id").where("plan", "=", name).execute()).map((r) => r.id),
+
+    /**
+     * The organizations among `orgIds`, with their plan's usage quotas, and with `withBlocked`
+     * every organization that is blocked now.
+     */
+    meteredOrganizations: async (
+      orgIds: readonly string[],
+      withBlocked: boolean,
+    ): Promise<MeteredOrganization[]> => {
+      const base = () =>
+        db
+          .selectFrom("organizations as o")
+          .leftJoin("plans as p", "p.name", "o.plan")
+          .select([
+            "o.id",
+            "o.plan",
+            "o.overages",
+            "o.blocked_reads",
+            "o.blocked_writes",
+            "p.rows_read",
+            "p.rows_written",
+            "p.storage_bytes",
+          ]);
+      const out = new Map<string, MeteredOrganization>();
+      const add = (rows: MeteredOrganization[]) => {
+        for (const row of rows) out.set(row.id, row);
+      };
+      if (withBlocked) {
+        add(
+          await base()
+            .where((eb) => eb.or([eb("o.blocked_reads", "=", 1), eb("o.blocked_writes", "=", 1)]))
+            .execute(),
+        );
+      }
+      for (let i = 0; i < orgIds.length; i += ID_CHUNK) {
+        add(
+          await base()
+            .where("o.id", "in", orgIds.slice(i, i + ID_CHUNK))
+            .execute(),
+        );
+      }
+      return [...out.values()];
+    },
+
     holdingsOf: async (orgId: string): Promise<OrgHoldings> => ({
       databases: await count(
         db
@@ -64,6 +130,30 @@ export function plansRepo(ex: Executor) {
           .executeTakeFirst(),
       ),
     }),
+
+    /**
+     * How many of `what` the organization holds, counting no further than `limit`: a quota check
+     * only needs to know whether the cap is reached, and counting every row would make each create
+     * slower as an organization grows.
+     */
+    holdingUpTo: async (orgId: string, what: keyof OrgHoldings, limit: number): Promise<number> => {
+      const rows =
+        what === "locations"
+          ? db
+              .selectFrom("group_locations as l")
+              .innerJoin("groups as g", "g.id", "l.group_id")
+              .select("l.location as k")
+              .distinct()
+              .where("g.org_id", "=", orgId)
+              .limit(limit)
+          : db.selectFrom(what).select("id as k").where("org_id", "=", orgId).limit(limit);
+      return count(
+        db
+          .selectFrom(rows.as("t"))
+          .select((eb) => eb.fn.countAll<number>().as("n"))
+          .executeTakeFirst(),
+      );
+    },
 
     /** Whether one of the organization's groups already has the location. */
     usesLocation: async (orgId: string, location: string) =>

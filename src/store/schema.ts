@@ -85,6 +85,12 @@ export interface DatabasesTable {
   is_schema: Generated<number>;
   /** The schema database whose migrations this database follows. */
   schema_id: Generated<string | null>;
+  /** 1 while a database created with the `database_upload` seed waits for its file, 2 while it is installed. */
+  awaiting_upload: Generated<number>;
+  /** For a database following a schema database: the last of the parent's schema changes it has. */
+  schema_seq: Generated<number>;
+  /** JSON array of the addresses and CIDR blocks the data plane serves; null = every address. */
+  allowed_ips: Generated<string | null>;
 }
 
 export interface UsageDailyTable {
@@ -160,6 +166,30 @@ export interface RevokedDbTokensTable {
   revoked_at: string;
 }
 
+export interface NodesTable {
+  id: string;
+  /** How other nodes reach this one (`SHOAL_NODE_URL`). */
+  url: string;
+  version: string;
+  started_at: string;
+  heartbeat_at: string;
+  stopped_at: string | null;
+}
+
+export interface NodeLocationsTable {
+  location: string;
+  node_id: string;
+  claimed_at: string;
+}
+
+export interface ClusterKeysTable {
+  /** What the key signs, e.g. `db-tokens`. */
+  purpose: string;
+  /** SHA-256 of the public key: every node must hold the same key pair. */
+  fingerprint: string;
+  recorded_at: string;
+}
+
 export interface DB {
   users: UsersTable;
   organizations: OrganizationsTable;
@@ -175,6 +205,9 @@ export interface DB {
   invites: InvitesTable;
   idempotency_keys: IdempotencyKeysTable;
   revoked_db_tokens: RevokedDbTokensTable;
+  nodes: NodesTable;
+  node_locations: NodeLocationsTable;
+  cluster_keys: ClusterKeysTable;
 }
 
 export type PlanRow = Selectable<PlansTable>;

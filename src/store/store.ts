@@ -8,6 +8,7 @@ import { type IdempotencyRepo, idempotencyRepo } from "./idempotency.js";
 import { type InvitesRepo, invitesRepo } from "./invites.js";
 import { type MembersRepo, membersRepo } from "./members.js";
 import { migrationProvider } from "./migrations/index.js";
+import { type NodesRepo, nodesRepo } from "./nodes.js";
 import { type OrganizationsRepo, organizationsRepo } from "./organizations.js";
 import { type PlansRepo, plansRepo } from "./plans.js";
 import type { DB } from "./schema.js";
@@ -27,6 +28,7 @@ export interface Repos {
   invites: InvitesRepo;
   idempotency: IdempotencyRepo;
   plans: PlansRepo;
+  nodes: NodesRepo;
 }
 
 /**
@@ -77,6 +79,7 @@ export class Store {
       invites: invitesRepo(ex),
       idempotency: idempotencyRepo(ex),
       plans: plansRepo(ex),
+      nodes: nodesRepo(ex),
     };
   }
 }

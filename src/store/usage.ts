@@ -25,7 +25,26 @@ export interface UsageTotals {
   queries: number;
 }
 
+export interface MonthlyTotals extends UsageTotals {
+  /** `YYYY-MM`. */
+  month: string;
+}
+
+const totals = (r: { rows_read: unknown; rows_written: unknown; queries: unknown }): UsageTotals => ({
+  rows_read: Number(r.rows_read),
+  rows_written: Number(r.rows_written),
+  queries: Number(r.queries),
+});
+
 export function usageRepo({ db }: Executor) {
+  const sums = () =>
+    db
+      .selectFrom("usage_daily")
+      .select((eb) => [
+        eb.fn.coalesce(eb.fn.sum<number>("rows_read"), sql<number>`0`).as("rows_read"),
+        eb.fn.coalesce(eb.fn.sum<number>("rows_written"), sql<number>`0`).as("rows_written"),
+        eb.fn.coalesce(eb.fn.sum<number>("queries"), sql<number>`0`).as("queries"),
+      ]);
   return {
     /** Adds counters to each (database, day) row, creating it on first use. */
     add: async (deltas: readonly UsageDelta[]) => {
@@ -100,6 +119,45 @@ export function usageRepo({ db }: Executor) {
         rows_written: Number(r.rows_written),
         queries: Number(r.queries),
       };
+    },
+
+    /**
+     * Totals of an organization over the UTC days `fromDay` to `toDay`, inclusive, counting
+     * databases deleted since (what they used still counts against the month).
+     */
+    orgTotals: async (orgId: string, fromDay: string, toDay: string): Promise<UsageTotals> =>
+      totals(
+        await sums()
+          .where("org_id", "=", orgId)
+          .where("day", ">=", fromDay)
+          .where("day", "<=", toDay)
+          .executeTakeFirstOrThrow(),
+      ),
+
+    /** The same per database, by database id. */
+    orgTotalsByDatabase: async (orgId: string, fromDay: string, toDay: string) =>
+      new Map(
+        (
+          await sums()
+            .select("db_id")
+            .where("org_id", "=", orgId)
+            .where("day", ">=", fromDay)
+            .where("day", "<=", toDay)
+            .groupBy("db_id")
+            .execute()
+        ).map((r) => [r.db_id, totals(r)] as const),
+      ),
+
+    /** An organization's totals per calendar month (UTC) that had any usage, newest first. */
+    orgMonthlyTotals: async (orgId: string): Promise<MonthlyTotals[]> => {
+      const month = sql<string>`substr(day, 1, 7)`;
+      const rows = await sums()
+        .select(month.as("month"))
+        .where("org_id", "=", orgId)
+        .groupBy(month)
+        .orderBy(month, "desc")
+        .execute();
+      return rows.map((r) => ({ month: r.month, ...totals(r) }));
     },
 
     /** The most expensive queries of a database (by rows read and written). */

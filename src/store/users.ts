@@ -1,9 +1,10 @@
+import { sql } from "kysely";
 import { guardUnique } from "./dialect.js";
 import type { Executor } from "./executor.js";
 import type { UserRow } from "./schema.js";
 
 export function usersRepo(ex: Executor) {
-  const { db } = ex;
+  const { db, dialect } = ex;
   return {
     insert: (row: UserRow) => guardUnique(ex, "username", () => db.insertInto("users").values(row).execute()),
 
@@ -12,7 +13,13 @@ export function usersRepo(ex: Executor) {
 
     findById: (id: string) => db.selectFrom("users").selectAll().where("id", "=", id).executeTakeFirst(),
 
-    list: () => db.selectFrom("users").selectAll().orderBy("username").execute(),
+    /** Users by username; `after` and `limit` cut one page (keyset on the username). */
+    list: (page: { after?: string; limit?: number } = {}) => {
+      let q = db.selectFrom("users").selectAll();
+      if (page.after !== undefined) q = q.where("username", ">", page.after);
+      if (page.limit !== undefined) q = q.limit(page.limit);
+      return q.orderBy("username").execute();
+    },
 
     countAdmins: async () => {
       const r = await db
@@ -21,6 +28,27 @@ export function usersRepo(ex: Executor) {
         .where("is_admin", "=", 1)
         .executeTakeFirstOrThrow();
       return Number(r.n);
+    },
+
+    /** API tokens held by instance administrators, all of them together. */
+    countAdminTokens: async () => {
+      const r = await db
+        .selectFrom("api_tokens as t")
+        .innerJoin("users as u", "u.id", "t.user_id")
+        .select((eb) => eb.fn.countAll<number>().as("n"))
+        .where("u.is_admin", "=", 1)
+        .executeTakeFirstOrThrow();
+      return Number(r.n);
+    },
+
+    /**
+     * Locks every administrator row until the transaction ends, so "is there another administrator"
+     * checks of concurrent deletions run one after the other. SQLite runs one writer at a time already.
+     */
+    lockAdmins: async () => {
+      if (dialect.kind === "postgres") {
+        await sql`select id from users where is_admin = 1 order by id for update`.execute(db);
+      }
     },
 
     delete: async (id: string) => {

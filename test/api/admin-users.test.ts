@@ -73,4 +73,72 @@ describe("instance administration of users", () => {
     const r = await admin.delete("/v1/admin/users/admin");
     expect(r.status).toBe(400);
   });
+
+  it("pages through users with limit and cursor, by username", async () => {
+    for (let i = 0; i < 3; i++) await createUser(h);
+    const all = await admin.get("/v1/admin/users");
+    expect(all.body.pagination).toEqual({ next: null });
+    const names = all.body.users.map((u: { username: string }) => u.username);
+    expect(names).toEqual([...names].sort());
+    const seen: string[] = [];
+    let next: string | null = null;
+    do {
+      const r = await admin.get(`/v1/admin/users?limit=2${next ? `&cursor=${next}` : ""}`);
+      expect(r.status, r.text).toBe(200);
+      expect(r.body.users.length).toBeLessThanOrEqual(2);
+      seen.push(...r.body.users.map((u: { username: string }) => u.username));
+      next = r.body.pagination.next;
+    } while (next);
+    expect(seen).toEqual(names);
+    expect((await admin.get("/v1/admin/users?limit=-1")).status).toBe(400);
+    expect((await admin.get("/v1/admin/users?cursor=%%%")).status).toBe(400);
+  });
+
+  it("never deletes both owners of a team when one is deleted while the other leaves", async () => {
+    const a = await createUser(h);
+    const b = await createUser(h);
+    const team = await createTeam(a);
+    await addMember(a, team, b.username, "admin");
+    expect(
+      (await a.api.patch(`/v1/organizations/${team}/members/${b.username}`, { role: "owner" })).status,
+    ).toBe(200);
+    const [deleted, left] = await Promise.all([
+      admin.delete(`/v1/admin/users/${a.username}`),
+      b.api.delete(`/v1/organizations/${team}/members/${b.username}`),
+    ]);
+    expect([deleted.status, left.status].filter((s) => s === 200)).toHaveLength(1);
+    const survivor = deleted.status === 200 ? b : a;
+    const members = (await survivor.api.get(`/v1/organizations/${team}/members`)).body.members;
+    expect(members).toEqual([expect.objectContaining({ username: survivor.username, role: "owner" })]);
+  });
+});
+
+describe("the last instance administrator", () => {
+  it("stays when two administrators delete each other at once", async () => {
+    const own = await startTestShoal();
+    try {
+      const root = client(own.url, own.adminToken);
+      const made = await root.post("/v1/admin/users", {
+        username: "second",
+        email: "s@example.com",
+        admin: true,
+      });
+      expect(made.status, made.text).toBe(200);
+      const second = client(own.url, made.body.token);
+      const results = await Promise.all([
+        root.delete("/v1/admin/users/second"),
+        second.delete("/v1/admin/users/admin"),
+      ]);
+      // The second is refused: the last administrator stays (400), or its caller is gone already (401).
+      expect(results.filter((r) => r.status === 200)).toHaveLength(1);
+      expect(results.find((r) => r.status !== 200)?.status).toBeOneOf([400, 401]);
+      const survivor = results[0]!.status === 200 ? root : second;
+      const admins = (await survivor.get("/v1/admin/users")).body.users.filter(
+        (u: { admin: boolean }) => u.admin,
+      );
+      expect(admins).toHaveLength(1);
+    } finally {
+      await own.close();
+    }
+  });
 });

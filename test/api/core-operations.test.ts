@@ -39,6 +39,9 @@ describe("the three core operations through @tursodatabase/api", () => {
       blocked_reads: false,
       blocked_writes: false,
       require_mfa: false,
+      plan_id: "self-hosted",
+      plan_timeline: "",
+      platform: "",
     });
 
     const fetched = await turso.databases.get("my-db");

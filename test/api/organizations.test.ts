@@ -1,4 +1,5 @@
 import { existsSync } from "node:fs";
+import { createClient } from "@tursodatabase/api";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
   addMember,
@@ -10,6 +11,7 @@ import {
   uniqueName,
 } from "../helpers/factories.js";
 import { instanceFile } from "../helpers/files.js";
+import { client } from "../helpers/http.js";
 import { startTestShoal, type TestShoal } from "../helpers/shoal.js";
 
 let h: TestShoal;
@@ -35,6 +37,9 @@ describe("organizations", () => {
         blocked_reads: false,
         blocked_writes: false,
         require_mfa: false,
+        plan_id: "self-hosted",
+        plan_timeline: "",
+        platform: "",
       },
     ]);
   });
@@ -69,6 +74,83 @@ describe("organizations", () => {
   it("retrieves one organization", async () => {
     const r = await owner.api.get(`/v1/organizations/${owner.username}`);
     expect(r.body.organization.slug).toBe(owner.username);
+  });
+});
+
+describe("listing organizations", () => {
+  it("wraps the v1 list in {organizations} for @tursodatabase/api, which reads that key", async () => {
+    const u = await createUser(h);
+    const team = await createTeam(u);
+    const turso = createClient({ org: u.username, token: u.token, baseUrl: h.apiBase });
+    const orgs = await turso.organizations.list();
+    expect(orgs.map((o) => o.slug).sort()).toEqual([team, u.username].sort());
+    expect(orgs.find((o) => o.slug === team)).toMatchObject({ name: team, type: "team", overages: false });
+    // Anyone else gets the specification's bare array.
+    expect(Array.isArray((await u.api.get("/v1/organizations")).body)).toBe(true);
+    const raw = await u.api.get("/v1/organizations", { headers: { "user-agent": "@tursodatabase/api" } });
+    expect(raw.body.organizations).toHaveLength(2);
+  });
+
+  it("lists organizations with ids for the turso CLI on /v2/organizations", async () => {
+    const u = await createUser(h);
+    const team = await createTeam(u);
+    const r = await u.api.get("/v2/organizations", {
+      headers: { "user-agent": "turso-cli/1.0.15 (linux/amd64)", TursoCliVersion: "v1.0.15" },
+    });
+    expect(r.status, r.text).toBe(200);
+    expect(r.body.pagination).toEqual({ next: null });
+    expect(r.body.organizations.map((o: { slug: string }) => o.slug).sort()).toEqual(
+      [team, u.username].sort(),
+    );
+    const personal = r.body.organizations.find((o: { type: string }) => o.type === "personal");
+    expect(personal).toEqual({
+      id: expect.stringMatching(/^[0-9a-f-]{36}$/),
+      name: "personal",
+      slug: u.username,
+      type: "personal",
+      stripe_id: "",
+      overages: false,
+      blocked_reads: false,
+      blocked_writes: false,
+      require_mfa: false,
+      plan_id: "self-hosted",
+      plan_timeline: "",
+      platform: "",
+    });
+  });
+
+  it("pages through /v2/organizations with limit and cursor", async () => {
+    const u = await createUser(h);
+    for (let i = 0; i < 3; i++) await createTeam(u);
+    const all = (await u.api.get("/v2/organizations")).body.organizations.map(
+      (o: { slug: string }) => o.slug,
+    );
+    expect(all).toHaveLength(4);
+    expect(all).toEqual([...all].sort());
+    const seen: string[] = [];
+    let next: string | null = null;
+    do {
+      const r = await u.api.get(`/v2/organizations?limit=3${next ? `&cursor=${next}` : ""}`);
+      expect(r.status, r.text).toBe(200);
+      seen.push(...r.body.organizations.map((o: { slug: string }) => o.slug));
+      next = r.body.pagination.next;
+    } while (next);
+    expect(seen).toEqual(all);
+    expect((await u.api.get("/v2/organizations?cursor=nope")).status).toBe(400);
+  });
+
+  it("shows an organization-scoped token its own organization only", async () => {
+    const u = await createUser(h);
+    const team = await createTeam(u);
+    const minted = await u.api.post(`/v1/auth/api-tokens/${uniqueName("t")}`, { organization: team });
+    const scoped = client(h.url, minted.body.token);
+    const v2 = await scoped.get("/v2/organizations");
+    expect(v2.body.organizations.map((o: { slug: string }) => o.slug)).toEqual([team]);
+    expect((await scoped.get("/v1/organizations")).body.map((o: { slug: string }) => o.slug)).toEqual([team]);
+  });
+
+  it("refuses to list without a token", async () => {
+    expect((await client(h.url, null).get("/v2/organizations")).status).toBe(401);
   });
 });
 

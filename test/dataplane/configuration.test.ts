@@ -23,6 +23,8 @@ describe("database configuration", () => {
       block_reads: false,
       block_writes: false,
       delete_protection: false,
+      allowed_ips: [],
+      allowed_aws_vpc_ids: [],
     });
     // The turso CLI sends nulls for fields it doesn't change.
     const p = await db.user.api.patch(config(), {

@@ -43,6 +43,9 @@ export function testConfig(dataDir: string, overrides: Partial<Config> = {}): Co
     metadataUrl: undefined,
     rateLimit: 0,
     rateLimitWindowSeconds: 60,
+    usageFlushIntervalMs: 1000,
+    nodeId: undefined,
+    nodeUrl: undefined,
     ...overrides,
   };
 }

@@ -1,7 +1,7 @@
 import { z } from "@hono/zod-openapi";
 import { createUser, deleteUser, listUsers } from "../../domain/users.js";
 import type { User } from "../../domain/views.js";
-import { optional, pathParam } from "../params.js";
+import { optional, PageQuery, PaginationWire, pathParam } from "../params.js";
 import { type Route, route } from "../route.js";
 
 const tags = ["Instance administration"];
@@ -40,10 +40,16 @@ export const adminUserRoutes: Route[] = [
     method: "get",
     path: "/v1/admin/users",
     summary: "List users",
+    description:
+      "Every user by username. With `limit`, one page at a time: pass `pagination.next` as `cursor` until it is null.",
     tags,
-    response: z.object({ users: z.array(UserWire) }),
+    query: PageQuery,
+    response: z.object({ users: z.array(UserWire), pagination: PaginationWire }),
     errors: forbidden,
-    handler: async ({ ctx }) => ({ users: (await listUsers(ctx)).map(userWire) }),
+    handler: async ({ ctx, query }) => {
+      const page = await listUsers(ctx, query);
+      return { users: page.items.map(userWire), pagination: { next: page.next } };
+    },
   }),
   route({
     method: "delete",

@@ -22,6 +22,13 @@ const ConfigurationWire = z
     block_reads: z.boolean(),
     block_writes: z.boolean(),
     delete_protection: z.boolean(),
+    allowed_ips: z.array(z.string()).openapi({
+      description: "Addresses and CIDR blocks whose clients the data plane serves; empty serves everyone.",
+      example: ["203.0.113.0/24"],
+    }),
+    allowed_aws_vpc_ids: z
+      .array(z.string())
+      .openapi({ description: "Always empty: Shoal has no AWS PrivateLink endpoints." }),
   })
   .openapi("DatabaseConfiguration");
 
@@ -31,6 +38,8 @@ const configurationWire = (c: DatabaseConfiguration): z.infer<typeof Configurati
   block_reads: c.blockReads,
   block_writes: c.blockWrites,
   delete_protection: c.deleteProtection,
+  allowed_ips: c.allowedIps,
+  allowed_aws_vpc_ids: [],
 });
 
 const UsageWire = z.object({
@@ -63,7 +72,7 @@ export const databaseSettingsRoutes: Route[] = [
     path: "/v1/organizations/{organizationName}/databases/{databaseName}/configuration",
     summary: "Update a database's configuration",
     description:
-      "Absent or null fields stay as they are (the turso CLI sends nulls). The data plane applies a change from the next statement: blocked reads or writes fail with `BLOCKED`, and a write that would grow the database past `size_limit` fails with `SQLITE_FULL`.",
+      "Absent or null fields stay as they are (the turso CLI sends nulls). The data plane applies a change from the next statement: blocked reads or writes fail with `BLOCKED`, a write that would grow the database past `size_limit` fails with `SQLITE_FULL`, and a client whose address is not in a non-empty `allowed_ips` is refused with 403 `IP_NOT_ALLOWED`.",
     tags,
     params: DatabaseParams,
     body: z.object({
@@ -74,6 +83,18 @@ export const databaseSettingsRoutes: Route[] = [
       block_reads: optional(z.boolean()),
       block_writes: optional(z.boolean()),
       delete_protection: optional(z.boolean()),
+      // Unlike the flags, an explicit null list clears it, as Turso's server does.
+      allowed_ips: z
+        .array(z.string())
+        .nullish()
+        .transform((v) => (v === null ? [] : v))
+        .openapi({
+          description:
+            "Replaces the allowlist: IPv4 or IPv6 addresses and CIDR blocks. `[]` or `null` serves every address again; absent leaves it as it is.",
+        }),
+      allowed_aws_vpc_ids: optional(z.array(z.string())).openapi({
+        description: "Only `[]` is accepted: Shoal has no AWS PrivateLink endpoints.",
+      }),
     }),
     response: ConfigurationWire,
     errors: { 400: "An invalid size_limit or a field of the wrong type.", ...notFound },
@@ -85,6 +106,8 @@ export const databaseSettingsRoutes: Route[] = [
           blockReads: body.block_reads,
           blockWrites: body.block_writes,
           deleteProtection: body.delete_protection,
+          allowedIps: body.allowed_ips,
+          allowedAwsVpcIds: body.allowed_aws_vpc_ids,
         }),
       ),
   }),
@@ -108,7 +131,10 @@ export const databaseSettingsRoutes: Route[] = [
         total: UsageWire,
       }),
     }),
-    errors: { 400: "invalid from parameter / invalid to parameter", ...notFound },
+    errors: {
+      400: 'Turso\'s wording, e.g. invalid from parameter: parsing time "x" as "2006-01-02T15:04:05Z07:00": cannot parse "x" as "2006"',
+      ...notFound,
+    },
     handler: async ({ ctx, params, query }) => {
       const u = await getDatabaseUsage(ctx, params.organizationName, params.databaseName, query);
       return {

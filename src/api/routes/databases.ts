@@ -1,11 +1,33 @@
 import { z } from "@hono/zod-openapi";
 import { createDatabase, deleteDatabase, getDatabase, listDatabases } from "../../domain/databases.js";
-import { InvalidError } from "../../errors.js";
 import { DatabaseParams, OrgParams, optional, PageQuery, PaginationWire } from "../params.js";
 import { type Route, route } from "../route.js";
 import { CreatedDatabaseWire, DatabaseWire, databaseWire } from "../wire/database.js";
 
 const tags = ["Databases"];
+
+const SeedBody = z
+  .object({
+    type: optional(z.string()).openapi({
+      description:
+        "`database`: a copy (branch) of another database of the organization, now or at `timestamp`; `dump`: run a SQL dump uploaded to `POST .../databases/dumps`; `database_upload`: the database waits for a SQLite file uploaded to `POST https://<hostname>/v1/upload` (data plane).",
+      example: "database",
+    }),
+    name: optional(z.string()).openapi({
+      description: "For `database`: the database to copy.",
+      example: "my-db",
+    }),
+    value: optional(z.string()).openapi({ description: "The same as `name` (the turso CLI sends this)." }),
+    url: optional(z.string()).openapi({
+      description: "For `dump`: the `dump_url` returned by the dump upload. Other URLs are refused.",
+    }),
+    timestamp: optional(z.string()).openapi({
+      description:
+        "For `database`: an RFC 3339 time; the copy is the source as of its last commit at or before it (point-in-time restore), within the kept history.",
+      example: "2026-05-01T12:00:00Z",
+    }),
+  })
+  .openapi("DatabaseSeed", { description: "Where the new database's first content comes from." });
 
 const CreateBody = z.object({
   name: z.string().openapi({
@@ -22,9 +44,15 @@ const CreateBody = z.object({
   size_limit: optional(z.union([z.string(), z.number()])).openapi({
     description: "Bytes, or a unit such as 256mb or 1gb.",
   }),
-  seed: optional(z.record(z.string(), z.unknown())),
-  is_schema: optional(z.boolean()),
-  schema: optional(z.string()),
+  seed: optional(SeedBody),
+  is_schema: optional(z.boolean()).openapi({
+    description:
+      "Make this a schema database: others can follow its schema (`schema`), and DDL run on it reaches them.",
+  }),
+  schema: optional(z.string()).openapi({
+    description:
+      "Name of a schema database of the organization: the new database starts with its schema and follows its schema changes. Not with `is_schema` or `seed`.",
+  }),
 });
 
 export const databaseRoutes: Route[] = [
@@ -66,26 +94,28 @@ export const databaseRoutes: Route[] = [
     path: "/v1/organizations/{organizationName}/databases",
     summary: "Create a database",
     description:
-      "Creates a database in a group, with a libSQL database file in every location of the group. The body is read as JSON whatever its content type, and keys match without case.",
+      "Creates a database in a group, with a libSQL database file in every location of the group: empty, seeded (a branch or point-in-time restore of another database, a SQL dump, or a file uploaded afterwards through the data plane), or following a schema database. A create that fails leaves nothing behind. The body is read as JSON whatever its content type, and keys match without case.",
     tags,
     params: OrgParams,
     body: CreateBody,
     response: z.object({ database: CreatedDatabaseWire }),
     errors: {
-      400: "group not found, or an invalid name or field",
+      400: "group not found, an invalid name or field, an unknown seed type, a seed timestamp outside the kept history, a dump that fails, or a dump URL that isn't this server's",
+      402: "The organization's plan allows no more databases (branches and restores count).",
+      404: "The seed's source database or the schema database doesn't exist in the organization.",
       409: "database with name <name> already exists",
     },
     idempotent: true,
-    handler: async ({ ctx, params, body }) => {
-      if (body.seed !== undefined) throw new InvalidError("seeding a new database is not supported yet");
-      if (body.is_schema === true || body.schema) {
-        throw new InvalidError("schema databases (is_schema/schema) are not supported yet");
-      }
+    handler: async ({ ctx, params, body, c }) => {
       const d = await createDatabase(ctx, params.organizationName, {
         name: body.name,
         group: body.group,
         location: body.location,
         sizeLimit: body.size_limit === undefined ? undefined : String(body.size_limit),
+        seed: body.seed,
+        isSchema: body.is_schema,
+        schema: body.schema,
+        host: c.req.header("host"),
       });
       return { database: { DbId: d.id, Hostname: d.hostname, Name: d.name } };
     },
@@ -114,7 +144,7 @@ export const databaseRoutes: Route[] = [
     params: DatabaseParams,
     response: z.object({ database: z.string() }),
     errors: {
-      400: "The database is protected against deletion.",
+      400: "The database is protected against deletion, or is a schema database that others still follow.",
       404: "could not find database with name <name>: record not found",
     },
     handler: async ({ ctx, params }) => {

@@ -1,9 +1,19 @@
 import { z } from "@hono/zod-openapi";
 import { addGroupLocation, removeGroupLocation } from "../../domain/group-locations.js";
 import { createGroup, deleteGroup, getGroup, listGroups } from "../../domain/groups.js";
-import { GroupParams, groupParam, locationParam, OrgParams, optional, orgParam } from "../params.js";
+import {
+  GroupParams,
+  groupParam,
+  locationParam,
+  OrgParams,
+  optional,
+  orgParam,
+  PageQuery,
+  PaginationWire,
+} from "../params.js";
 import { type Route, route } from "../route.js";
 import { GroupWire, groupWire } from "../wire/group.js";
+import { groupActionRoutes } from "./group-actions.js";
 
 const tags = ["Groups"];
 const Wrapped = z.object({ group: GroupWire });
@@ -19,11 +29,18 @@ export const groupRoutes: Route[] = [
     path: "/v1/organizations/{organizationName}/groups",
     summary: "List groups",
     tags,
+    description:
+      "Groups by name. With `limit`, one page at a time: pass `pagination.next` as `cursor` for the next page until it is null.",
     params: OrgParams,
-    response: z.object({ groups: z.array(GroupWire) }),
-    handler: async ({ ctx, params }) => ({
-      groups: (await listGroups(ctx, params.organizationName)).map((g) => groupWire(g, ctx.deps.version)),
-    }),
+    query: PageQuery,
+    response: z.object({ groups: z.array(GroupWire), pagination: PaginationWire }),
+    handler: async ({ ctx, params, query }) => {
+      const page = await listGroups(ctx, params.organizationName, query);
+      return {
+        groups: page.items.map((g) => groupWire(g, ctx.deps.version)),
+        pagination: { next: page.next },
+      };
+    },
   }),
   route({
     method: "post",
@@ -111,4 +128,5 @@ export const groupRoutes: Route[] = [
       ),
     }),
   }),
+  ...groupActionRoutes,
 ];

@@ -1,7 +1,7 @@
 import { z } from "@hono/zod-openapi";
-import { addMember, listMembers, removeMember } from "../../domain/members.js";
+import { addMember, getMember, listMembers, removeMember, updateMemberRole } from "../../domain/members.js";
 import { InvalidError } from "../../errors.js";
-import { OrgParams, optional, orgParam, pathParam } from "../params.js";
+import { OrgParams, optional, orgParam, PageQuery, PaginationWire, pathParam } from "../params.js";
 import { type Route, route } from "../route.js";
 import { MemberWire, memberWire } from "../wire/organization.js";
 
@@ -11,7 +11,10 @@ const MemberParams = z.object({
   username: pathParam("username", "Username.", "bob"),
 });
 const Role = z.string().openapi({ description: "admin, member (default) or viewer", example: "member" });
-const Added = z.object({ member: z.string(), role: z.string() });
+const Added = z.object({
+  member: z.string().openapi({ example: "bob" }),
+  role: z.string().openapi({ example: "member" }),
+});
 const addErrors = {
   400: "invalid role, or a personal organization",
   403: "Only owners and admins add members.",
@@ -24,11 +27,50 @@ export const memberRoutes: Route[] = [
     method: "get",
     path: "/v1/organizations/{organizationName}/members",
     summary: "List members",
+    description:
+      "Members by username. With `limit`, one page at a time: pass `pagination.next` as `cursor` until it is null.",
     tags,
     params: OrgParams,
-    response: z.object({ members: z.array(MemberWire) }),
+    query: PageQuery,
+    response: z.object({ members: z.array(MemberWire), pagination: PaginationWire }),
+    handler: async ({ ctx, params, query }) => {
+      const page = await listMembers(ctx, params.organizationName, query);
+      return { members: page.items.map(memberWire), pagination: { next: page.next } };
+    },
+  }),
+  route({
+    method: "get",
+    path: "/v1/organizations/{organizationName}/members/{username}",
+    summary: "Retrieve a member",
+    tags,
+    params: MemberParams,
+    response: z.object({ member: MemberWire }),
+    errors: { 404: "could not find member" },
     handler: async ({ ctx, params }) => ({
-      members: (await listMembers(ctx, params.organizationName)).map(memberWire),
+      member: memberWire(await getMember(ctx, params.organizationName, params.username)),
+    }),
+  }),
+  route({
+    method: "patch",
+    path: "/v1/organizations/{organizationName}/members/{username}",
+    summary: "Change a member's role",
+    description:
+      "Owners and admins change roles; only an owner makes someone an owner or changes an owner's role, and the last owner can't be demoted.",
+    tags,
+    params: MemberParams,
+    body: z.object({
+      role: optional(z.string()).openapi({ description: "owner, admin, member or viewer", example: "admin" }),
+    }),
+    response: z.object({ member: MemberWire }),
+    errors: {
+      400: "invalid role, or the last owner would be demoted",
+      403: "updating member roles is only allowed for admin or owner",
+      404: "could not find user <username>",
+    },
+    handler: async ({ ctx, params, body }) => ({
+      member: memberWire(
+        await updateMemberRole(ctx, params.organizationName, params.username, { role: body.role ?? "" }),
+      ),
     }),
   }),
   route({
@@ -69,7 +111,8 @@ export const memberRoutes: Route[] = [
     method: "delete",
     path: "/v1/organizations/{organizationName}/members/{username}",
     summary: "Remove a member",
-    description: "Owners and admins remove members; any member may remove themself. The last owner stays.",
+    description:
+      "Owners and admins remove members; any member may remove themself. The last owner stays. The member's API tokens restricted to this organization are revoked.",
     tags,
     params: MemberParams,
     response: z.object({ member: z.string() }),

@@ -7,11 +7,24 @@ import {
   listOrganizations,
 } from "../../domain/organizations.js";
 import { InvalidError } from "../../errors.js";
-import { OrgParams, optional } from "../params.js";
+import { OrgParams, optional, PageQuery, PaginationWire } from "../params.js";
 import { type Route, route } from "../route.js";
-import { OrganizationWire, organizationWire } from "../wire/organization.js";
+import {
+  OrganizationV2Wire,
+  OrganizationWire,
+  organizationV2Wire,
+  organizationWire,
+} from "../wire/organization.js";
 
 const tags = ["Organizations"];
+
+/**
+ * `@tursodatabase/api` (every version so far) sends this User-Agent and reads `.organizations`
+ * from the v1 list, so the spec's bare array would reach its users as an empty list.
+ */
+function wantsWrappedList(userAgent: string | undefined): boolean {
+  return userAgent?.startsWith("@tursodatabase/api") ?? false;
+}
 const Wrapped = z.object({ organization: OrganizationWire });
 
 export const organizationRoutes: Route[] = [
@@ -20,10 +33,27 @@ export const organizationRoutes: Route[] = [
     path: "/v1/organizations",
     summary: "List organizations",
     description:
-      "Organizations the caller belongs to, as a bare JSON array (as Turso's specification has it).",
+      "Organizations the caller belongs to, as a bare JSON array (as Turso's specification has it). `@tursodatabase/api` reads `organizations` from an object instead, so a request with its User-Agent gets `{organizations: [...]}`.",
     tags,
-    response: z.array(OrganizationWire),
-    handler: async ({ ctx }) => (await listOrganizations(ctx)).map(organizationWire),
+    response: z.union([z.array(OrganizationWire), z.object({ organizations: z.array(OrganizationWire) })]),
+    handler: async ({ ctx, c }) => {
+      const orgs = (await listOrganizations(ctx)).items.map(organizationWire);
+      return wantsWrappedList(c.req.header("user-agent")) ? { organizations: orgs } : orgs;
+    },
+  }),
+  route({
+    method: "get",
+    path: "/v2/organizations",
+    summary: "List organizations (v2)",
+    description:
+      "Organizations the caller belongs to, with their ids: what the turso CLI's `org list` reads. With `limit`, one page at a time: pass `pagination.next` as `cursor` until it is null.",
+    tags,
+    query: PageQuery,
+    response: z.object({ organizations: z.array(OrganizationV2Wire), pagination: PaginationWire }),
+    handler: async ({ ctx, query }) => {
+      const page = await listOrganizations(ctx, { limit: query.limit, cursor: query.cursor });
+      return { organizations: page.items.map(organizationV2Wire), pagination: { next: page.next } };
+    },
   }),
   route({
     method: "post",

@@ -21,11 +21,24 @@ export const DatabaseWire = z
     block_writes: z.boolean(),
     allow_attach: z.boolean(),
     delete_protection: z.boolean(),
-    is_schema: z.boolean(),
-    schema: z.string(),
-    archived: z.boolean(),
-    sleeping: z.boolean(),
-    parent: z.null(),
+    is_schema: z.boolean().openapi({ description: "Whether other databases follow this one's schema." }),
+    schema: z
+      .string()
+      .openapi({ description: 'Name of the schema database this one follows; `""` for none.' }),
+    archived: z.boolean().openapi({
+      description: "Whether the database's group is archived (`POST .../groups/{g}/unarchive` clears it).",
+    }),
+    sleeping: z.boolean().openapi({ description: "The same as `archived`; older clients read this name." }),
+    parent: z
+      .object({
+        id: z.string(),
+        name: z.string().nullable().openapi({
+          description: "Null once the source database is deleted or no longer in this organization.",
+        }),
+        branched_at: z.string().nullable(),
+      })
+      .nullable()
+      .openapi({ description: "For a branch, the database it was made from; null otherwise." }),
   })
   .openapi("Database");
 
@@ -44,11 +57,11 @@ export function databaseWire(d: Database, version: string): z.infer<typeof Datab
     block_writes: d.blockWrites,
     allow_attach: d.allowAttach,
     delete_protection: d.deleteProtection,
-    is_schema: false,
-    schema: "",
-    archived: false,
-    sleeping: false,
-    parent: null,
+    is_schema: d.isSchema,
+    schema: d.schema ?? "",
+    archived: d.archived,
+    sleeping: d.archived,
+    parent: d.parent && { id: d.parent.id, name: d.parent.name, branched_at: d.parent.branchedAt },
   };
 }
 

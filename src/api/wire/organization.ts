@@ -15,9 +15,18 @@ export const OrganizationWire = z
     overages: z
       .boolean()
       .openapi({ description: "Whether usage past the plan's quotas is allowed instead of blocked." }),
-    blocked_reads: z.boolean(),
-    blocked_writes: z.boolean(),
-    require_mfa: z.boolean(),
+    blocked_reads: z.boolean().openapi({ description: "Reads are refused: a quota is used up." }),
+    blocked_writes: z.boolean().openapi({ description: "Writes are refused: a quota is used up." }),
+    require_mfa: z.boolean().openapi({ description: "Always false: Shoal has no multi-factor sign-in." }),
+    plan_id: z
+      .string()
+      .openapi({ description: "The organization's plan (its quotas).", example: "self-hosted" }),
+    plan_timeline: z
+      .string()
+      .openapi({ description: "Billing period of the plan; empty, since Shoal bills nothing.", example: "" }),
+    platform: z
+      .string()
+      .openapi({ description: "Partner platform managing the organization; always empty.", example: "" }),
   })
   .openapi("Organization");
 
@@ -30,14 +39,29 @@ export function organizationWire(o: Organization): z.infer<typeof OrganizationWi
     blocked_reads: o.blockedReads,
     blocked_writes: o.blockedWrites,
     require_mfa: false,
+    plan_id: o.plan,
+    plan_timeline: "",
+    platform: "",
   };
+}
+
+/** The v2 list entry (the turso CLI's `org list`): the organization plus its `id` and `stripe_id`. */
+export const OrganizationV2Wire = OrganizationWire.extend({
+  id: z
+    .string()
+    .openapi({ description: "Organization id.", example: "0eb771dd-6906-41ee-8553-eaa7715aeaf2" }),
+  stripe_id: z.string().openapi({ description: "Always empty: there is no billing account.", example: "" }),
+}).openapi("OrganizationV2");
+
+export function organizationV2Wire(o: Organization): z.infer<typeof OrganizationV2Wire> {
+  return { id: o.id, ...organizationWire(o), stripe_id: "" };
 }
 
 export const MemberWire = z
   .object({
-    username: z.string(),
+    username: z.string().openapi({ example: "bob" }),
     role: z.enum(["owner", "admin", "member", "viewer"]),
-    email: z.string(),
+    email: z.string().openapi({ example: "bob@example.com" }),
   })
   .openapi("Member");
 

@@ -44,6 +44,12 @@ const ATTACH =
 
 const blocked = (what: string) =>
   new HranaError("BLOCKED", `Operation was blocked: ${what} are blocked on this database`);
+/** The organization used up its plan's quota with overages off (see domain/blocking.ts). */
+export const orgBlocked = (what: string, org: string) =>
+  new HranaError(
+    "BLOCKED",
+    `Operation was blocked: ${what} are blocked because organization ${org} used up its plan's quota this month; turn overages on or ask the instance administrator for a larger plan`,
+  );
 const unsupported = (why: string) =>
   new HranaError("SQL_PARSE_ERROR", `SQL string could not be parsed: unsupported statement: ${why}`);
 
@@ -61,10 +67,12 @@ export function authorizeStatement(p: Prepared, access: DataAccess): Verdict {
   const db = access.database;
   const { kind, sql } = p.info;
   if (db.block_reads === 1 && !NEVER_BLOCKED.has(kind)) throw blocked("reads");
-  const canWrite = access.canWrite && db.block_writes !== 1;
+  if (db.org_blocked_reads === 1 && !NEVER_BLOCKED.has(kind)) throw orgBlocked("reads", db.org_slug);
+  const canWrite = access.canWrite && db.block_writes !== 1 && db.org_blocked_writes !== 1;
   if (kind === "begin") return !canWrite && !p.readonly ? { sql: "BEGIN DEFERRED" } : undefined;
   if (!p.readonly && kind !== "commit" && kind !== "rollback" && kind !== "savepoint") {
     if (db.block_writes === 1) throw blocked("writes");
+    if (db.org_blocked_writes === 1) throw orgBlocked("writes", db.org_slug);
     if (!access.canWrite) {
       throw new HranaError(
         "FORBIDDEN",

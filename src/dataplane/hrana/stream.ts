@@ -5,6 +5,7 @@ import type { EngineConnection, ExecResult, Prepared, SqlArgs, SqlValue } from "
 import type { FrameLogs } from "../../engine/frame-logs.js";
 import type { ConnectionPool } from "../../engine/pool.js";
 import { splitStatements } from "../../engine/sql-lexer.js";
+import { isSchemaChange, refuseOnFollower } from "../schema-changes.js";
 import { type AttachTarget, attachStatement, authorizeStatement, type Verdict } from "./authorize.js";
 import { HranaError, ProtocolError, toHranaError } from "./errors.js";
 import type { Batch, Condition, Stmt } from "./requests.js";
@@ -25,6 +26,8 @@ export interface StreamServices {
   limits: StreamLimits;
   /** Resolves an `ATTACH` target: a database of the same organization, by name. */
   resolveAttach(access: DataAccess, name: string): Promise<AttachTarget | undefined>;
+  /** Told, on the committing connection, about each committed transaction of a schema database that ran DDL. */
+  schemaChanged?(access: DataAccess, conn: EngineConnection, statements: string[]): void;
 }
 
 export interface DescribeResult {
@@ -66,6 +69,8 @@ export class HranaStream implements SqlStream {
   private txnTimer: NodeJS.Timeout | undefined;
   private timedOut = false;
   private closed = false;
+  /** DDL of the open transaction on a schema database, passed on once it commits. */
+  private ddl: string[] = [];
 
   constructor(
     public access: DataAccess,
@@ -141,6 +146,7 @@ export class HranaStream implements SqlStream {
   close(): void {
     if (this.closed) return;
     this.closed = true;
+    this.ddl = [];
     this.endTransactionTimer();
     if (this.conn) {
       this.services.pool.checkin(this.conn);
@@ -159,6 +165,7 @@ export class HranaStream implements SqlStream {
     } catch (e) {
       throw toHranaError(e, "prepare");
     }
+    refuseOnFollower(this.access.database, p.info.sql);
     if (verdict !== undefined) {
       if ("attach" in verdict) return this.attachThenRun(verdict, args, wantRows);
       p = this.prepare(verdict.sql);
@@ -185,8 +192,11 @@ export class HranaStream implements SqlStream {
   }
 
   private exec(conn: EngineConnection, p: Prepared, args: SqlArgs, wantRows: boolean): ExecResult {
+    let committed = false;
     try {
       const result = conn.execute(p, args, wantRows);
+      if (this.access.database.is_schema === 1 && isSchemaChange(p.info.sql)) this.ddl.push(p.info.sql);
+      committed = p.info.kind !== "rollback";
       const db = this.access.database;
       this.services.meter.record(
         { id: db.id, orgId: db.org_id },
@@ -199,7 +209,7 @@ export class HranaStream implements SqlStream {
     } catch (e) {
       throw toHranaError(e);
     } finally {
-      this.afterStatement(conn);
+      this.afterStatement(conn, committed);
     }
   }
 
@@ -243,16 +253,23 @@ export class HranaStream implements SqlStream {
     this.services.pool.writeLock(this.access.path).release(this);
   }
 
-  private afterStatement(conn: EngineConnection): void {
+  /** `committed`: the statement succeeded and was no ROLLBACK, so a transaction it ended committed. */
+  private afterStatement(conn: EngineConnection, committed: boolean): void {
     if (conn.inTransaction) return;
     this.endTransactionTimer();
     // Still holding the write lock: no other writer can commit before the frames are recorded.
     if (this.holdsLock) this.services.frameLogs.afterWrite(conn);
+    if (this.ddl.length > 0) {
+      const statements = this.ddl;
+      this.ddl = [];
+      if (committed) this.services.schemaChanged?.(this.access, conn, statements);
+    }
     this.releaseLock();
   }
 
   private timeOutTransaction(): void {
     this.txnTimer = undefined;
+    this.ddl = [];
     if (this.holdsLock && this.conn?.inTransaction) {
       try {
         this.conn.exec("ROLLBACK");

@@ -3,6 +3,9 @@ import type { DialectKind } from "../dialect.js";
 import * as m0001 from "./0001-initial.js";
 import * as m0002 from "./0002-data-plane.js";
 import * as m0003 from "./0003-platform.js";
+import * as m0004 from "./0004-nodes.js";
+import * as m0005 from "./0005-seeds.js";
+import * as m0006 from "./0006-allowed-ips.js";
 
 /**
  * Every migration in order. Names never change once released; a new schema change is a new file.
@@ -12,6 +15,9 @@ const ALL: Record<string, { up(db: Kysely<unknown>, kind: DialectKind): Promise<
   "0001-initial": m0001,
   "0002-data-plane": m0002,
   "0003-platform": m0003,
+  "0004-nodes": m0004,
+  "0005-seeds": m0005,
+  "0006-allowed-ips": m0006,
 };
 
 export function migrationProvider(kind: DialectKind): MigrationProvider {

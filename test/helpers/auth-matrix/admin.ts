@@ -1,4 +1,4 @@
-import { type MatrixEntry, o } from "./types.js";
+import type { MatrixEntry } from "./types.js";
 
 export const adminMatrix: Record<string, MatrixEntry> = {
   "POST /v1/admin/users": {
@@ -8,4 +8,6 @@ export const adminMatrix: Record<string, MatrixEntry> = {
   },
   "GET /v1/admin/users": { kind: "admin", path: () => "/v1/admin/users" },
   "DELETE /v1/admin/users/{username}": { kind: "admin", path: () => "/v1/admin/users/nobody-here" },
+  "GET /v1/admin/nodes": { kind: "admin", path: () => "/v1/admin/nodes" },
+  "DELETE /v1/admin/nodes/{node}": { kind: "admin", path: () => "/v1/admin/nodes/no-such-node" },
 };

@@ -14,6 +14,13 @@ export const databasesMatrix: Record<string, MatrixEntry> = {
     path: (f) => `${o(f)}/databases`,
     body: { name: "matrix-db", group: "default" },
   },
+  "POST /v1/organizations/{organizationName}/databases/dumps": {
+    kind: "org",
+    scope: "db:create",
+    viewer: "deny",
+    // Not multipart: a caller who gets past authorization is refused without storing anything.
+    path: (f) => `${o(f)}/databases/dumps`,
+  },
   "GET /v1/organizations/{organizationName}/databases/{databaseName}": {
     kind: "org",
     scope: "read",
@@ -74,5 +81,51 @@ export const databasesMatrix: Record<string, MatrixEntry> = {
     scope: "read",
     viewer: "allow",
     path: (f) => `${o(f)}/databases/${f.database}/instances/aws-us-east-1`,
+  },
+  "POST /v1/organizations/{organizationName}/databases/{databaseName}/update": {
+    kind: "org",
+    scope: "db:configure",
+    viewer: "deny",
+    path: (f) => `${o(f)}/databases/${f.database}/update`,
+    body: {},
+  },
+  "POST /v1/organizations/{organizationName}/databases/{databaseName}/wakeup": {
+    kind: "org",
+    scope: "db:configure",
+    viewer: "deny",
+    path: (f) => `${o(f)}/databases/${f.database}/wakeup`,
+    body: {},
+  },
+  "POST /v1/organizations/{organizationName}/databases/{databaseName}/transfer": {
+    kind: "org",
+    scope: "db:configure",
+    viewer: "deny",
+    path: (f) => `${o(f)}/databases/${f.database}/transfer`,
+    body: { org: "no-such-org" },
+  },
+  "GET /v1/organizations/{organizationName}/databases/{databaseName}/usage/queries": {
+    kind: "org",
+    scope: "read",
+    viewer: "allow",
+    path: (f) => `${o(f)}/databases/${f.database}/usage/queries?from=2026-01-01T00:00:00Z`,
+  },
+  "POST /v1/organizations/{organizationName}/databases/{databaseName}/instances": {
+    kind: "org",
+    scope: "db:configure",
+    viewer: "deny",
+    path: (f) => `${o(f)}/databases/${f.database}/instances`,
+    body: { Location: "aws-us-east-1" },
+  },
+  "DELETE /v1/organizations/{organizationName}/databases/{databaseName}/instances/{instanceName}": {
+    kind: "org",
+    scope: "db:configure",
+    viewer: "deny",
+    path: (f) => `${o(f)}/databases/${f.database}/instances/aws-eu-west-1`,
+  },
+  "GET /v1/organizations/{organizationName}/databases/{databaseName}/instances/{instanceName}/wait": {
+    kind: "org",
+    scope: "read",
+    viewer: "allow",
+    path: (f) => `${o(f)}/databases/${f.database}/instances/aws-us-east-1/wait`,
   },
 };

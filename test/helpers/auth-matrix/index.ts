@@ -5,6 +5,7 @@
  */
 import { accountsMatrix } from "./accounts.js";
 import { adminMatrix } from "./admin.js";
+import { billingMatrix } from "./billing.js";
 import { databasesMatrix } from "./databases.js";
 import { groupsMatrix } from "./groups.js";
 import type { MatrixEntry } from "./types.js";
@@ -16,4 +17,5 @@ export const AUTH_MATRIX: Record<string, MatrixEntry> = {
   ...groupsMatrix,
   ...databasesMatrix,
   ...adminMatrix,
+  ...billingMatrix,
 };

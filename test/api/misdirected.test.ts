@@ -1,0 +1,175 @@
+/**
+ * Calls that make or remove database files in a location another node holds: forwarded to that
+ * node, or refused with nothing changed when it can't be reached. One process here; the other
+ * node is a fake recorded in the store (the real two-process case is test/service/multi-process).
+ */
+import { createServer, type IncomingMessage, type Server } from "node:http";
+import type { AddressInfo } from "node:net";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { DEFAULT_LOCATIONS } from "../../src/config.js";
+import { pipeline, sql } from "../helpers/dataplane.js";
+import { createUser, type TestUser } from "../helpers/factories.js";
+import { startTestShoal, type TestShoal } from "../helpers/shoal.js";
+
+const [here, there] = DEFAULT_LOCATIONS.slice(0, 2).map((l) => l.code) as [string, string];
+const UNREACHABLE = "http://127.0.0.1:9";
+
+let h: TestShoal;
+let user: TestUser;
+let fake: Server;
+let fakeUrl: string;
+let keptJwt: string;
+const seen: Array<{ method: string; url: string; headers: IncomingMessage["headers"]; body: string }> = [];
+
+/** Points the node holding `there` at `url`. */
+async function holderAt(url: string): Promise<void> {
+  const at = new Date().toISOString();
+  await h.shoal.deps.store.write(async (r) => {
+    await r.nodes.delete("ghost");
+    await r.nodes.register({ id: "ghost", url, version: "0.0.1", started_at: at, heartbeat_at: at });
+    await r.nodes.claim("ghost", [there], at);
+  });
+}
+
+beforeAll(async () => {
+  h = await startTestShoal({ nodeId: "local", locations: DEFAULT_LOCATIONS.slice(0, 2) });
+  user = await createUser(h);
+  for (const [name, location] of [
+    ["near", here],
+    ["far", there],
+  ]) {
+    const r = await user.api.post(`/v1/organizations/${user.username}/groups`, { name, location });
+    expect(r.status, r.text).toBe(200);
+  }
+  // A database made while this node still held `there` too.
+  const kept = await user.api.post(`/v1/organizations/${user.username}/databases`, {
+    name: "kept",
+    group: "far",
+  });
+  expect(kept.status, kept.text).toBe(200);
+  const minted = await user.api.post(`/v1/organizations/${user.username}/databases/kept/auth/tokens`);
+  keptJwt = minted.body.jwt;
+  // Hand `there` to another node, then restart: this node now holds `here` only.
+  await h.shoal.deps.store.write((r) => r.nodes.delete("local"));
+  await holderAt(UNREACHABLE);
+  await h.restart();
+  expect([...h.shoal.node.locations]).toEqual([here]);
+  fake = createServer((req, res) => {
+    let body = "";
+    req.on("data", (d) => {
+      body += d;
+    });
+    req.on("end", () => {
+      seen.push({ method: req.method ?? "", url: req.url ?? "", headers: req.headers, body });
+      res.writeHead(200, { "content-type": "application/json", "x-from": "fake" });
+      res.end(JSON.stringify({ database: { DbId: "from-the-holder", Hostname: "h", Name: "n" } }));
+    });
+  });
+  await new Promise<void>((resolve) => fake.listen(0, "127.0.0.1", resolve));
+  fakeUrl = `http://127.0.0.1:${(fake.address() as AddressInfo).port}`;
+}, 60_000);
+
+afterAll(async () => {
+  await new Promise<void>((resolve) => fake?.close(() => resolve()));
+  await h?.close();
+});
+
+const dbNames = async () =>
+  ((await user.api.get(`/v1/organizations/${user.username}/databases`)).body.databases as any[]).map(
+    (d) => d.Name,
+  );
+
+describe("a call whose files another node keeps", () => {
+  it("is served here when this node holds every location involved", async () => {
+    const r = await user.api.post(`/v1/organizations/${user.username}/databases`, {
+      name: "a",
+      group: "near",
+    });
+    expect(r.status, r.text).toBe(200);
+    expect(r.headers.get("x-shoal-served-by")).toBeNull();
+  });
+
+  it("answers 503 naming the holder when it can't be reached, and creates nothing", async () => {
+    await holderAt(UNREACHABLE);
+    const r = await user.api.post(`/v1/organizations/${user.username}/databases`, {
+      name: "b",
+      group: "far",
+    });
+    expect(r.status, r.text).toBe(503);
+    expect(r.body.error).toContain("node ghost");
+    expect(r.body.error).toContain(UNREACHABLE);
+    expect(await dbNames()).toEqual(["a", "kept"]);
+  });
+
+  it("refuses to add a location held elsewhere to a group, leaving the group as it was", async () => {
+    const r = await user.api.post(`/v1/organizations/${user.username}/groups/near/locations/${there}`);
+    expect(r.status, r.text).toBe(503);
+    const g = await user.api.get(`/v1/organizations/${user.username}/groups/near`);
+    expect(g.body.group.locations).toEqual([here]);
+  });
+
+  it("refuses to delete a group or a database whose files are elsewhere, keeping both", async () => {
+    const g = await user.api.delete(`/v1/organizations/${user.username}/groups/far`);
+    expect(g.status, g.text).toBe(503);
+    const d = await user.api.delete(`/v1/organizations/${user.username}/databases/kept`);
+    expect(d.status, d.text).toBe(503);
+    expect((await user.api.get(`/v1/organizations/${user.username}/groups/far`)).status).toBe(200);
+    expect(await dbNames()).toEqual(["a", "kept"]);
+  });
+
+  it("answers a data-plane request for a database kept elsewhere with 421, not with this node's stale file", async () => {
+    const r = await pipeline(`${h.url}/db/${user.username}/kept/`, keptJwt, {
+      requests: [sql("select 1")],
+    });
+    expect(r.status, JSON.stringify(r.body)).toBe(421);
+    expect(JSON.stringify(r.body)).toContain("DATABASE_ELSEWHERE");
+  });
+
+  it("answers 421 with the holder's address to a request that was already forwarded once", async () => {
+    const r = await user.api.post(
+      `/v1/organizations/${user.username}/databases`,
+      { name: "b", group: "far" },
+      { headers: { "x-shoal-forwarded-by": "elsewhere" } },
+    );
+    expect(r.status, r.text).toBe(421);
+    expect(r.body).toEqual({
+      error: expect.stringContaining(`send this request to ${UNREACHABLE}`),
+      code: "misdirected",
+    });
+    expect(await dbNames()).toEqual(["a", "kept"]);
+  });
+
+  it("is forwarded to the holder with the caller's token and body, and answers with its response", async () => {
+    await holderAt(fakeUrl);
+    seen.length = 0;
+    const r = await user.api.post(`/v1/organizations/${user.username}/databases?x=1`, {
+      name: "b",
+      group: "far",
+    });
+    expect(r.status, r.text).toBe(200);
+    expect(r.body.database.DbId).toBe("from-the-holder");
+    expect(r.headers.get("x-shoal-served-by")).toBe("ghost");
+    expect(r.headers.get("x-from")).toBe("fake");
+    expect(seen).toHaveLength(1);
+    expect(seen[0]).toMatchObject({
+      method: "POST",
+      url: `/v1/organizations/${user.username}/databases?x=1`,
+      body: JSON.stringify({ name: "b", group: "far" }),
+    });
+    expect(seen[0]!.headers.authorization).toBe(`Bearer ${user.token}`);
+    expect(seen[0]!.headers["x-shoal-forwarded-by"]).toBe("local");
+    // Nothing was made here: the holder alone makes the database.
+    expect(await dbNames()).toEqual(["a", "kept"]);
+  });
+
+  it("is not forwarded when the caller may not make the call at all", async () => {
+    seen.length = 0;
+    const stranger = await createUser(h);
+    const r = await stranger.api.post(`/v1/organizations/${user.username}/databases`, {
+      name: "c",
+      group: "far",
+    });
+    expect(r.status).toBe(403);
+    expect(seen).toHaveLength(0);
+  });
+});
