@@ -101,6 +101,7 @@ export async function dataPlaneBenchmark(opts: BenchOptions): Promise<Record<str
       usageFlushIntervalMs: 1000,
       nodeId: undefined,
       nodeUrl: undefined,
+      trustedProxies: [],
     },
     { log: createLogger("silent"), announce: () => {} },
   );

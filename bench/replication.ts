@@ -40,6 +40,7 @@ async function boot(dir: string): Promise<Shoal> {
       usageFlushIntervalMs: 1000,
       nodeId: undefined,
       nodeUrl: undefined,
+      trustedProxies: [],
     },
     { log: createLogger("silent"), announce: () => {} },
   );

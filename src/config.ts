@@ -1,5 +1,6 @@
 import path from "node:path";
 import { z } from "zod";
+import { canonicalEntry } from "./lib/ip-allowlist.js";
 
 /** One entry of the location catalogue: a code clients send and a human description. */
 export interface LocationDef {
@@ -54,6 +55,8 @@ export interface Config {
   nodeId: string | undefined;
   /** How other nodes reach this one; unset: the address it listens on. */
   nodeUrl: string | undefined;
+  /** Proxies whose `X-Forwarded-For` names the client checked against IP allowlists. */
+  trustedProxies: readonly string[];
 }
 
 const CODE = /^[a-z0-9][a-z0-9-]{0,62}$/;
@@ -127,6 +130,21 @@ const EnvSchema = z.object({
     .string()
     .regex(CODE, "lowercase letters, digits and dashes, at most 63 characters")
     .optional(),
+  SHOAL_TRUSTED_PROXIES: z
+    .string()
+    .transform((text, ctx) => {
+      const out: string[] = [];
+      for (const entry of text.split(",").filter((e) => e.trim() !== "")) {
+        try {
+          out.push(canonicalEntry(entry));
+        } catch (err) {
+          ctx.addIssue({ code: "custom", message: (err as Error).message });
+          return z.NEVER;
+        }
+      }
+      return out;
+    })
+    .optional(),
   SHOAL_NODE_URL: z
     .string()
     .regex(/^https?:\/\/[^/\s]+\/?$/, "a base URL such as http://10.0.0.5:8080")
@@ -167,5 +185,6 @@ export function loadConfig(env: NodeJS.ProcessEnv, version: string): Config {
     usageFlushIntervalMs: e.SHOAL_USAGE_FLUSH_INTERVAL_MS,
     nodeId: e.SHOAL_NODE_ID,
     nodeUrl: e.SHOAL_NODE_URL,
+    trustedProxies: Object.freeze(e.SHOAL_TRUSTED_PROXIES ?? []),
   });
 }

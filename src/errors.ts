@@ -12,7 +12,8 @@ export type ErrorKind =
   | "quota_exceeded"
   | "unprocessable"
   | "unavailable"
-  | "misdirected";
+  | "misdirected"
+  | "bad_gateway";
 
 export class AppError extends Error {
   constructor(
@@ -94,6 +95,16 @@ export class MisdirectedError extends AppError {
     readonly holder?: { id: string; url: string },
   ) {
     super("misdirected", message, code);
+  }
+}
+
+/**
+ * Another node was asked to serve the request and failed after it was sent: whether it took
+ * effect there is unknown, so the caller should look before retrying.
+ */
+export class BadGatewayError extends AppError {
+  constructor(message: string, code = "bad_gateway") {
+    super("bad_gateway", message, code);
   }
 }
 

@@ -124,17 +124,30 @@ export async function startShoal(config: Config, opts: StartOptions = {}): Promi
     txnTimeoutMs: config.transactionTimeoutMs,
     lockWaitMs: config.transactionTimeoutMs,
     streamIdleMs: config.streamIdleTimeoutMs,
+    trustedProxies: config.trustedProxies,
   });
   // One port serves both: a request whose Host or path names a database goes to the data plane
   // (on node's own request objects: it is the hot path), everything else to the management API.
   const apiListener = getRequestListener(api.fetch);
+  // Listening comes before joining the nodes (the node's address is known once it listens); until
+  // it has joined, it knows no locations it holds, so every request waits outside.
+  let joined = false;
   const server = createServer((req, res) => {
+    if (!joined) {
+      res.writeHead(503, { "content-type": "application/json", "retry-after": "1" });
+      res.end(JSON.stringify({ error: "shoal is starting; retry in a moment" }));
+      return;
+    }
     const route = routeRequest(req.headers.host, req.url ?? "/", config.dbDomain);
     if (route) void dataPlane.handle(req, res, route);
     else void apiListener(req, res);
   });
   server.on("upgrade", (req, socket, head: Buffer) => {
     const route = routeRequest(req.headers.host, req.url ?? "/", config.dbDomain);
+    if (!joined) {
+      socket.end("HTTP/1.1 503 Service Unavailable\r\nRetry-After: 1\r\nConnection: close\r\n\r\n");
+      return;
+    }
     if (!route) {
       socket.end("HTTP/1.1 404 Not Found\r\nConnection: close\r\n\r\n");
       return;
@@ -167,6 +180,7 @@ export async function startShoal(config: Config, opts: StartOptions = {}): Promi
     // Locations this node offers: the catalogue's, and any it has files for from earlier runs.
     const offered = [...new Set([...config.locations.map((l) => l.code), ...deps.files.locations()])];
     await node.join(config.nodeUrl ?? sourceUrl, config.version, offered, answersHealth);
+    joined = true;
   } catch (e) {
     await new Promise<void>((resolve) => server.close(() => resolve()));
     dataPlane.close();

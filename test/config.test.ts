@@ -63,4 +63,16 @@ describe("configuration from the environment", () => {
       /SHOAL_NODE_ID[\s\S]*SHOAL_NODE_URL/,
     );
   });
+
+  it("reads trusted proxies as addresses and CIDR blocks, and names a malformed one", () => {
+    expect(loadConfig({}, "x").trustedProxies).toEqual([]);
+    expect(loadConfig({ SHOAL_TRUSTED_PROXIES: "10.0.0.0/8, ::1 ,192.0.2.7" }, "x").trustedProxies).toEqual([
+      "10.0.0.0/8",
+      "::1",
+      "192.0.2.7",
+    ]);
+    expect(() => loadConfig({ SHOAL_TRUSTED_PROXIES: "10.0.0.0/8,proxy.local" }, "x")).toThrow(
+      /SHOAL_TRUSTED_PROXIES: "proxy.local" is not an IP address/,
+    );
+  });
 });

@@ -1,12 +1,34 @@
 import type { Context } from "hono";
-import { MisdirectedError, UnavailableError } from "../errors.js";
+import { BadGatewayError, MisdirectedError, UnavailableError } from "../errors.js";
 import type { AppEnv } from "./env.js";
 
 /** Marks a request one node sent to another, so it is never forwarded twice. */
 export const FORWARDED_HEADER = "x-shoal-forwarded-by";
 
-// Hop-by-hop headers, and those fetch recomputes for the body it sends or receives.
-const DROP_REQUEST = new Set(["host", "connection", "keep-alive", "content-length", "transfer-encoding"]);
+// Hop-by-hop headers (RFC 9110 §7.6.1), those fetch recomputes for the body it sends, and those
+// fetch refuses outright (`expect`, `upgrade`): they describe this connection, not the request.
+const DROP_REQUEST = new Set([
+  "host",
+  "connection",
+  "keep-alive",
+  "proxy-connection",
+  "te",
+  "trailer",
+  "upgrade",
+  "expect",
+  "http2-settings",
+  "content-length",
+  "transfer-encoding",
+]);
+/** Failures that happen before the request reaches the holder: nothing can have changed there. */
+const NOT_SENT = new Set([
+  "ECONNREFUSED",
+  "ENOTFOUND",
+  "EAI_AGAIN",
+  "EHOSTUNREACH",
+  "ENETUNREACH",
+  "UND_ERR_CONNECT_TIMEOUT",
+]);
 const DROP_RESPONSE = new Set([
   "connection",
   "keep-alive",
@@ -38,19 +60,38 @@ export async function forwardToHolder(
 ): Promise<Response> {
   const incoming = new URL(c.req.url);
   const target = new URL(`${incoming.pathname}${incoming.search}`, err.holder.url);
+  const incomingHeaders = c.req.header();
+  // Headers the client named in Connection are hop-by-hop too.
+  const listed = new Set(
+    (incomingHeaders.connection ?? "")
+      .split(",")
+      .map((h) => h.trim().toLowerCase())
+      .filter((h) => h !== ""),
+  );
   const headers = new Headers();
-  for (const [name, value] of Object.entries(c.req.header())) {
-    if (!DROP_REQUEST.has(name.toLowerCase())) headers.set(name, value);
+  for (const [name, value] of Object.entries(incomingHeaders)) {
+    const lower = name.toLowerCase();
+    if (!DROP_REQUEST.has(lower) && !listed.has(lower)) headers.set(name, value);
   }
   headers.set(FORWARDED_HEADER, selfId);
+  // The address the caller used, for answers that name it (dump URLs).
+  if (incomingHeaders.host) headers.set("x-forwarded-host", incomingHeaders.host);
   const method = c.req.method;
   const body = method === "GET" || method === "HEAD" ? undefined : await c.req.text();
   let answer: Response;
   try {
     answer = await fetch(target, { method, headers, body: body || undefined, redirect: "manual" });
   } catch (e) {
-    throw new UnavailableError(
-      `node ${err.holder.id}, which holds the files this request needs, can't be reached at ${err.holder.url}: ${(e as Error).message}`,
+    const cause = (e as { cause?: { code?: string; message?: string } }).cause;
+    const why = cause?.message ?? (e as Error).message;
+    // fetch itself refuses some ports ("bad port") before connecting.
+    if ((cause?.code !== undefined && NOT_SENT.has(cause.code)) || why === "bad port") {
+      throw new UnavailableError(
+        `node ${err.holder.id}, which holds the files this request needs, can't be reached at ${err.holder.url} (${why}); nothing was changed`,
+      );
+    }
+    throw new BadGatewayError(
+      `node ${err.holder.id} (${err.holder.url}), which holds the files this request needs, failed while serving it (${why}); it may or may not have taken effect: check before retrying`,
     );
   }
   const out = new Headers();

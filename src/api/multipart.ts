@@ -1,6 +1,8 @@
 import { InvalidError } from "../errors.js";
 
 /** Largest header block of one part; real ones are a few hundred bytes. */
+/** Bytes allowed before the first boundary (clients send none, or a line of text). */
+const MAX_PREAMBLE = 64 * 1024;
 const MAX_PART_HEADERS = 16 * 1024;
 
 /**
@@ -30,8 +32,11 @@ export async function* multipartField(
   const opening = Buffer.from(`--${boundary}`);
   const delimiter = Buffer.from(`\r\n--${boundary}`);
   try {
+    // The preamble before the first boundary is ignored; it is never worth keeping whole.
     let at = buf.indexOf(opening);
     while (at < 0) {
+      if (buf.length > MAX_PREAMBLE)
+        throw new InvalidError("no multipart boundary near the start of the body");
       if (!(await more())) throw truncated();
       at = buf.indexOf(opening);
     }

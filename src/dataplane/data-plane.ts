@@ -2,6 +2,7 @@ import type { IncomingMessage, ServerResponse } from "node:http";
 import type { Duplex } from "node:stream";
 import type { Deps } from "../domain/context.js";
 import { schemaChanged } from "../domain/schema-databases.js";
+import { clientAddressResolver } from "./client-address.js";
 import { HttpStreams } from "./hrana/http-streams.js";
 import type { LocationServices } from "./hrana/location-stream.js";
 import type { StreamLimits, StreamServices } from "./hrana/stream.js";
@@ -13,6 +14,8 @@ import { HranaWebSockets } from "./ws.js";
 export interface DataPlaneSettings extends StreamLimits {
   /** An HTTP stream unused for this long is closed (its transaction rolled back). */
   streamIdleMs: number;
+  /** See `client-address.ts`. */
+  trustedProxies: readonly string[];
 }
 
 export interface DataPlane {
@@ -49,8 +52,9 @@ export function createDataPlane(deps: Deps, settings: DataPlaneSettings): DataPl
     },
   };
   const streams = new HttpStreams(settings.streamIdleMs);
-  const http = new HranaHttp(deps, streams, services);
-  const ws = new HranaWebSockets(deps, services);
+  const clientAddress = clientAddressResolver(settings.trustedProxies);
+  const http = new HranaHttp(deps, streams, services, clientAddress);
+  const ws = new HranaWebSockets(deps, services, clientAddress);
   return {
     handle: (req, res, route) => http.handle(req, res, route),
     upgrade: (req, socket, head, route) => ws.upgrade(req, socket, head, route.locator, route.location),

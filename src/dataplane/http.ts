@@ -3,6 +3,7 @@ import type { Deps } from "../domain/context.js";
 import { type DataAccess, openDataAccess, openDataAccessCached } from "../domain/data-access.js";
 import { AppError, ForbiddenError, UnauthenticatedError } from "../errors.js";
 import { STATUS_OF_KIND } from "../lib/error-status.js";
+import type { ClientAddress } from "./client-address.js";
 import { batchCursorEntries } from "./hrana/cursor.js";
 import { dispatch } from "./hrana/dispatch.js";
 import { HranaError, ProtocolError } from "./hrana/errors.js";
@@ -109,6 +110,7 @@ export class HranaHttp {
     private readonly deps: Deps,
     private readonly streams: HttpStreams,
     private readonly services: StreamServices & SyncServices & LocationServices,
+    private readonly clientAddress: ClientAddress,
   ) {}
 
   async handle(req: IncomingMessage, res: ServerResponse, route: DataRoute): Promise<void> {
@@ -142,7 +144,7 @@ export class HranaHttp {
     if (method === "POST" && path === "/v3/cursor") return this.cursor(req, res, route);
     if (isUploadRequest(method, path)) {
       const token = bearer(req.headers.authorization);
-      const a = await openDataAccess(this.deps, route.locator, token, "upload", req.socket.remoteAddress);
+      const a = await openDataAccess(this.deps, route.locator, token, "upload", this.clientAddress(req));
       return uploadsOf(this.deps).handle(req, res, path, a);
     }
     if (method === "GET" && (path === "/v2" || path === "/v3")) {
@@ -178,7 +180,7 @@ export class HranaHttp {
 
   private access(req: IncomingMessage, route: DataRoute): DataAccess | Promise<DataAccess> {
     const token = bearer(req.headers.authorization);
-    const peer = req.socket.remoteAddress;
+    const peer = this.clientAddress(req);
     return (
       openDataAccessCached(this.deps, route.locator, token, peer) ??
       openDataAccess(this.deps, route.locator, token, "sql", peer)

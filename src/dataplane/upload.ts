@@ -20,6 +20,8 @@ interface Session {
   received: Set<number>;
   /** Requests writing into the file now; the session can't be replaced meanwhile. */
   busy: number;
+  /** Set from the moment finalizing starts: the file is being checked and installed. */
+  installing: boolean;
   touched: number;
 }
 
@@ -94,6 +96,8 @@ export class DatabaseUploads {
   private async chunk(req: IncomingMessage, res: ServerResponse, s: Session, n: number): Promise<void> {
     if (n >= s.chunks)
       throw new InvalidError(`chunk ${n} is past the end: the upload has ${s.chunks} chunks`);
+    // Once finalizing, the file is checked and installed: a late (retried) chunk must not touch it.
+    if (s.installing) throw new ConflictError("the upload is being finalized", "UPLOAD_BUSY");
     const expected = n === s.chunks - 1 ? s.size - n * CHUNK_BYTES : CHUNK_BYTES;
     const declared = req.headers["content-length"];
     if (declared !== undefined && Number(declared) !== expected) {
@@ -122,6 +126,8 @@ export class DatabaseUploads {
   }
 
   private async install(res: ServerResponse, s: Session): Promise<void> {
+    if (s.installing) throw new ConflictError("the upload is already being finalized", "UPLOAD_BUSY");
+    s.installing = true;
     s.busy++;
     try {
       await installUpload(this.deps, s.target, s.target.tempPath);
@@ -131,6 +137,7 @@ export class DatabaseUploads {
       throw e;
     } finally {
       s.busy--;
+      s.installing = false;
     }
     this.sessions.delete(s.id);
     json(res, {});
@@ -151,6 +158,7 @@ export class DatabaseUploads {
       chunks,
       received: new Set(),
       busy: 0,
+      installing: false,
       touched: Date.now(),
     };
     this.sessions.set(s.id, s);

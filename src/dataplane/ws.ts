@@ -5,6 +5,7 @@ import type { Deps } from "../domain/context.js";
 import { type DataAccess, openDataAccess } from "../domain/data-access.js";
 import type { DatabaseLocator } from "../domain/directory.js";
 import { AppError } from "../errors.js";
+import type { ClientAddress } from "./client-address.js";
 import { batchCursorEntries } from "./hrana/cursor.js";
 import { dispatch } from "./hrana/dispatch.js";
 import { HranaError, ProtocolError } from "./hrana/errors.js";
@@ -34,6 +35,7 @@ export class HranaWebSockets {
   constructor(
     private readonly deps: Deps,
     private readonly services: StreamServices & LocationServices,
+    private readonly clientAddress: ClientAddress,
   ) {}
 
   upgrade(
@@ -48,7 +50,7 @@ export class HranaWebSockets {
         ws,
         locator,
         location,
-        req.socket.remoteAddress,
+        this.clientAddress(req),
         this.deps,
         this.services,
       );

@@ -175,9 +175,20 @@ function toTokenInfo(t: TokenListing, withOwner: boolean): ApiTokenInfo {
   };
 }
 
+/**
+ * The caller's tokens. A restricted token sees only what it could revoke: a group-scoped one
+ * itself, an organization-scoped one the tokens of its organization.
+ */
 export async function listApiTokens(ctx: Ctx): Promise<ApiTokenInfo[]> {
   const rows = await ctx.deps.store.read((r) => r.apiTokens.listForUser(ctx.actor.userId));
-  return rows.map((t) => toTokenInfo(t, false));
+  return rows.filter((t) => withinReach(ctx.actor, t)).map((t) => toTokenInfo(t, false));
+}
+
+/** Whether a restricted caller may see or revoke one of its user's tokens. */
+function withinReach(actor: Ctx["actor"], t: { id: string; org_id: string | null }): boolean {
+  if (actor.groupId !== null) return t.id === actor.tokenId;
+  if (actor.orgId !== null) return t.org_id === actor.orgId;
+  return true;
 }
 
 /**
@@ -190,7 +201,9 @@ export async function listOrganizationTokens(ctx: Ctx, slug: string): Promise<Ap
     const { org, role } = await requireOrgAccess(r, ctx.actor, slug, "read");
     const all = role === "owner" || role === "admin";
     const rows = await r.apiTokens.listForOrg(org.id, all ? undefined : ctx.actor.userId);
-    return rows.map((t) => toTokenInfo(t, all));
+    // A group-scoped token sees the tokens of its group only.
+    const group = ctx.actor.groupId;
+    return rows.filter((t) => group === null || t.group_id === group).map((t) => toTokenInfo(t, all));
   });
 }
 
@@ -218,8 +231,25 @@ export async function revokeOrganizationToken(ctx: Ctx, slug: string, tokenId: s
 
 /** Deletes the caller's token by name; the next request made with it is refused. */
 export async function revokeApiToken(ctx: Ctx, name: string): Promise<void> {
+  const { actor } = ctx;
   await ctx.deps.store.write(async (r) => {
-    if (!(await r.apiTokens.deleteByName(ctx.actor.userId, name))) {
+    const token = (await r.apiTokens.listForUser(actor.userId)).find((t) => t.name === name);
+    if (!token) throw new NotFoundError(`token ${name} not found`);
+    if (!withinReach(actor, token)) {
+      throw new ForbiddenError(
+        "a restricted API token can only revoke itself, or tokens of its own organization: use an unrestricted token",
+      );
+    }
+    if (actor.isAdmin && token.org_id === null && token.group_id === null) {
+      // As for /v1/auth/invalidate: an instance with no administrator credential can't be run.
+      await r.users.lockAdmins();
+      if ((await r.users.countAdminTokens()) <= 1) {
+        throw new ConflictError(
+          `token ${name} is the last unrestricted API token of any instance administrator; mint another one before revoking it`,
+        );
+      }
+    }
+    if (!(await r.apiTokens.deleteByName(actor.userId, name))) {
       throw new NotFoundError(`token ${name} not found`);
     }
     const personal = await r.organizations.findBySlug(ctx.actor.username);

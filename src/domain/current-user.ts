@@ -41,7 +41,7 @@ export async function getCurrentUser(ctx: Ctx): Promise<CurrentUser> {
 export async function invalidateSessions(ctx: Ctx): Promise<number> {
   const { actor } = ctx;
   await ctx.deps.store.write(async (r) => {
-    if (actor.isAdmin) {
+    if (actor.isAdmin && actor.orgId === null && actor.groupId === null) {
       await r.users.lockAdmins();
       if ((await r.users.countAdminTokens()) <= 1) {
         throw new ConflictError(

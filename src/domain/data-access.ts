@@ -2,7 +2,6 @@ import { errors as joseErrors } from "jose";
 import { ForbiddenError, MisdirectedError, NotFoundError, UnauthenticatedError } from "../errors.js";
 import { allowlistOf } from "../lib/ip-allowlist.js";
 import { verifyJwt } from "../lib/jwt.js";
-import type { DatabaseForDataPlane } from "../store/databases.js";
 import type { Deps } from "./context.js";
 import type { DatabaseLocator, DataPlaneDatabase } from "./directory.js";
 import { awaitingUpload } from "./uploads.js";
@@ -31,6 +30,7 @@ interface TokenClaims {
   gen?: number;
   ggen?: number;
   exp?: number;
+  jti?: string;
   p?: { roa?: { ns?: string[] } };
 }
 
@@ -119,7 +119,7 @@ export function openDataAccessCached(
 }
 
 /** Throws for a revoked or unscoped token; "foreign" when the token belongs elsewhere. */
-function checkScope(database: DatabaseForDataPlane, claims: TokenClaims): "own" | "foreign" {
+function checkScope(database: DataPlaneDatabase, claims: TokenClaims): "own" | "foreign" {
   if (claims.id !== undefined) {
     if (claims.id !== database.id) return "foreign";
     // Replication tokens are internal and unaffected by rotating the users' tokens.
@@ -127,6 +127,7 @@ function checkScope(database: DatabaseForDataPlane, claims: TokenClaims): "own" 
     if (claims.gen !== database.token_generation || claims.ggen !== database.group_token_generation) {
       throw new UnauthenticatedError("the token was revoked by a credential rotation", "AUTH_JWT_REVOKED");
     }
+    requireNotRevoked(database, claims);
     return "own";
   }
   if (claims.gid !== undefined) {
@@ -134,9 +135,16 @@ function checkScope(database: DatabaseForDataPlane, claims: TokenClaims): "own" 
     if (claims.ggen !== database.group_token_generation) {
       throw new UnauthenticatedError("the token was revoked by a credential rotation", "AUTH_JWT_REVOKED");
     }
+    requireNotRevoked(database, claims);
     return "own";
   }
   throw new UnauthenticatedError("the token is not scoped to a database or group", "AUTH_JWT_INVALID");
+}
+
+function requireNotRevoked(database: DataPlaneDatabase, claims: TokenClaims): void {
+  if (claims.jti !== undefined && database.revokedTokens.has(claims.jti)) {
+    throw new UnauthenticatedError("the token was revoked", "AUTH_JWT_REVOKED");
+  }
 }
 
 function grant(

@@ -196,6 +196,16 @@ async function commitCreate(
     const { org, group } = await place(r, ctx, slug, input);
     await requireQuota(r, org, "databases");
     await r.groups.lock(group.id);
+    if (built.schemaId) {
+      // The schema database may have been deleted while this one was built; locked, it can't be
+      // deleted until this child is committed (its deletion then sees the child and refuses).
+      await r.databases.lock(built.schemaId);
+      if (!(await r.databases.findById(built.schemaId))) {
+        throw new NotFoundError(
+          `schema database ${input.schema} was deleted while this database was created`,
+        );
+      }
+    }
     // Read again under the lock: a location added meanwhile must get this database's replica too.
     const locations = (await r.groups.locationsOf([group.id])).get(group.id) ?? [];
     const row = {
@@ -305,6 +315,8 @@ export async function getDatabase(ctx: Ctx, slug: string, name: string): Promise
 export async function deleteDatabase(ctx: Ctx, slug: string, name: string): Promise<void> {
   const { dbId, primary, locations } = await ctx.deps.store.write(async (r) => {
     const { org, db: row } = await requireDatabase(r, ctx.actor, slug, name, "db:delete");
+    // Locked before the checks below, so a child committed meanwhile is seen (see commitCreate).
+    await r.databases.lock(row.id);
     if (row.delete_protection === 1) {
       throw new InvalidError(
         `database ${name} is protected against deletion; turn delete_protection off first`,

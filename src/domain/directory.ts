@@ -5,7 +5,11 @@ import type { Store } from "../store/store.js";
 export type DatabaseLocator = { label: string } | { orgSlug: string; name: string } | { id: string };
 
 /** A database as the data plane sees it: placement, settings, generations, and its group's locations. */
-export type DataPlaneDatabase = DatabaseForDataPlane & { locations: string[] };
+export type DataPlaneDatabase = DatabaseForDataPlane & {
+  locations: string[];
+  /** Ids (`jti`) of this database's and its group's tokens revoked one by one, not yet expired. */
+  revokedTokens: ReadonlySet<string>;
+};
 
 /**
  * How long a cached database record is used. With several processes on one store this is the most
@@ -47,8 +51,11 @@ export class DatabaseDirectory {
     const record = await this.store.read(async (r) => {
       const found = await r.databases.findForDataPlane(locator);
       if (!found) return undefined;
-      const locations = (await r.groups.locationsOf([found.group_id])).get(found.group_id) ?? [];
-      return { ...found, locations };
+      const [placed, revoked] = await Promise.all([
+        r.groups.locationsOf([found.group_id]),
+        r.revokedDbTokens.activeFor(found.id, found.group_id, Math.floor(now / 1000)),
+      ]);
+      return { ...found, locations: placed.get(found.group_id) ?? [], revokedTokens: new Set(revoked) };
     });
     if (!record) {
       this.entries.delete(key);

@@ -32,6 +32,8 @@ export async function addGroupLocation(
   const plan = await deps.store.write(async (r) => {
     deps.catalogue.require(location);
     const { org, group: row } = await requireGroup(r, ctx.actor, slug, groupName, "group:configure");
+    // The location quota locks the organization: take it before the group, as everywhere.
+    await r.organizations.lockAll([org.id]);
     await r.groups.lock(row.id);
     const locations = (await r.groups.locationsOf([row.id])).get(row.id) ?? [];
     if (locations.includes(location))

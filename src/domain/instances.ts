@@ -39,6 +39,15 @@ export async function removeInstances(deps: Deps, instances: readonly InstanceRe
   for (const i of instances) {
     try {
       if (i.primary) {
+        // A primary's file goes only with its row: never remove the file of a database that
+        // still exists (say, one moved to another organization while this removal was planned).
+        if (await deps.store.read((r) => r.databases.findById(i.dbId))) {
+          deps.log.warn(
+            { dbId: i.dbId, location: i.location },
+            "kept the file of a database that still exists",
+          );
+          continue;
+        }
         const file = deps.files.path(i.location, i.dbId);
         deps.pool.retire(file);
         deps.frameLogs.forget(file);

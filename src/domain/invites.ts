@@ -1,4 +1,4 @@
-import { ConflictError, ForbiddenError, InvalidError, NotFoundError } from "../errors.js";
+import { ConflictError, InvalidError, NotFoundError } from "../errors.js";
 import { hashToken, randomSecret } from "../lib/secrets.js";
 import { isoTime } from "../lib/time.js";
 import type { InviteRow } from "../store/schema.js";
@@ -7,7 +7,7 @@ import { audit } from "./audit.js";
 import type { Ctx } from "./context.js";
 import { insertMember, parseAssignableRole } from "./members.js";
 import { checkAccountName, checkEmail } from "./names.js";
-import { type Role, requireOrgAccess } from "./roles.js";
+import { type Role, requireOrgAccess, requireUnrestricted } from "./roles.js";
 import { type Member, type Organization, toOrganization } from "./views.js";
 
 /**
@@ -162,11 +162,7 @@ export async function acceptInvite(
   id: number,
   token?: string,
 ): Promise<{ organization: Organization; member: Member }> {
-  if (ctx.actor.orgId !== null) {
-    throw new ForbiddenError(
-      "accept invites with an unrestricted API token: this one is limited to an organization",
-    );
-  }
+  requireUnrestricted(ctx.actor, "accepting an invite");
   return ctx.deps.store.write(async (r) => {
     const { invite, user } = await findOwnInvite(r, ctx, id, token);
     const org = await r.organizations.findById(invite.org_id);
@@ -186,6 +182,7 @@ export async function acceptInvite(
 
 /** Declines an invite addressed to the caller; it is deleted. */
 export async function declineInvite(ctx: Ctx, id: number): Promise<void> {
+  requireUnrestricted(ctx.actor, "declining an invite");
   await ctx.deps.store.write(async (r) => {
     const { invite, user } = await findOwnInvite(r, ctx, id, undefined);
     if (!(await r.invites.deletePendingById(invite.id))) throw notFound();

@@ -1,4 +1,4 @@
-import { ConflictError, ForbiddenError, NotFoundError } from "../errors.js";
+import { ConflictError, NotFoundError } from "../errors.js";
 import type { Logger } from "../lib/logger.js";
 import { sha256Hex } from "../lib/secrets.js";
 import type { SigningKey } from "../lib/signing-keys.js";
@@ -6,6 +6,7 @@ import { type Clock, isoTime } from "../lib/time.js";
 import type { Store } from "../store/store.js";
 import { audit } from "./audit.js";
 import type { Ctx, Placement } from "./context.js";
+import { requireInstanceAdmin } from "./roles.js";
 
 /** How often a node tells the store it is alive. */
 export const HEARTBEAT_MS = 5_000;
@@ -96,7 +97,7 @@ export class LocalNode implements Placement {
     );
     this.startedAt = at;
     this.timer = setInterval(() => {
-      this.beating = this.beat();
+      this.beating = this.heartbeat();
     }, HEARTBEAT_MS);
     this.timer.unref();
     this.log.info({ node: this.id, url, locations: [...this.held] }, "joined the nodes sharing the store");
@@ -113,7 +114,8 @@ export class LocalNode implements Placement {
       .catch((e: unknown) => this.log.warn({ err: e }, "could not record this node's stop"));
   }
 
-  private async beat(): Promise<void> {
+  /** Tells the store this node is alive; run by the timer every `HEARTBEAT_MS`. */
+  async heartbeat(): Promise<void> {
     try {
       const ours = await this.store.write((r) =>
         r.nodes.heartbeat(this.id, this.startedAt, isoTime(this.clock())),
@@ -125,6 +127,9 @@ export class LocalNode implements Placement {
       );
       clearInterval(this.timer);
       this.timer = undefined;
+      // Its locations may be another node's now: this process makes and serves no files any more
+      // (management calls for them are forwarded, data-plane requests refused) until restarted.
+      this.held = new Set();
     } catch (e) {
       this.log.warn({ err: e, node: this.id }, "heartbeat failed; will retry");
     }
@@ -160,7 +165,7 @@ export async function requireSharedKey(
 }
 
 function requireAdmin(ctx: Ctx): void {
-  if (!ctx.actor.isAdmin) throw new ForbiddenError("only the instance administrator can manage nodes");
+  requireInstanceAdmin(ctx.actor, "manage nodes");
 }
 
 /** `GET /v1/admin/nodes`: every node that has started on the store, live or not, with its locations. */

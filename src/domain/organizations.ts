@@ -95,6 +95,10 @@ export async function deleteOrganization(ctx: Ctx, slug: string): Promise<Organi
   const { org, instances } = await ctx.deps.store.write(async (r) => {
     const { org } = await requireOrgAccess(r, ctx.actor, slug, "org:delete");
     if (org.type === "personal") throw new InvalidError("a personal organization cannot be deleted");
+    // Locked before listing: a group or database transferred out meanwhile must not have its
+    // files removed with this organization's.
+    await r.organizations.lockAll([org.id]);
+    await r.groups.lockAllOf(org.id);
     const instances = await instancesOfOrganization(r, org.id);
     await requireFilesHere(
       r,

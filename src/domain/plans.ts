@@ -1,10 +1,4 @@
-import {
-  ConflictError,
-  ForbiddenError,
-  InvalidError,
-  NotFoundError,
-  UniqueViolationError,
-} from "../errors.js";
+import { ConflictError, InvalidError, NotFoundError, UniqueViolationError } from "../errors.js";
 import { isoTime } from "../lib/time.js";
 import type { PlanRow, PlansTable } from "../store/schema.js";
 import type { Repos } from "../store/store.js";
@@ -12,7 +6,7 @@ import { audit } from "./audit.js";
 import { settleBlocking } from "./blocking.js";
 import type { Ctx } from "./context.js";
 import { DEFAULT_PLAN } from "./organizations.js";
-import { requireOrgAccess } from "./roles.js";
+import { requireInstanceAdmin, requireOrgAccess } from "./roles.js";
 
 /** What a plan allows; null is unlimited. */
 export interface Quotas {
@@ -72,7 +66,7 @@ export function toPlan(r: PlanRow): Plan {
 }
 
 function requireAdmin(ctx: Ctx, what: string): void {
-  if (!ctx.actor.isAdmin) throw new ForbiddenError(`only the instance administrator can ${what}`);
+  requireInstanceAdmin(ctx.actor, what);
 }
 
 /** The columns a plan input sets; absent quotas are left out (unchanged), null ones are unlimited. */
@@ -164,6 +158,7 @@ export async function updatePlan(
   const patch = columnsOf(input);
   await ctx.deps.meter.flush();
   const { plan, changed } = await ctx.deps.store.write(async (r) => {
+    await r.plans.lockPlan(name);
     if (!(await r.plans.find(name))) throw planNotFound(name);
     await r.plans.update(name, patch);
     const plan = toPlan((await r.plans.find(name)) as PlanRow);
@@ -182,6 +177,7 @@ export async function updatePlan(
 export async function deletePlan(ctx: Ctx, name: string): Promise<void> {
   requireAdmin(ctx, "manage plans");
   await ctx.deps.store.write(async (r) => {
+    await r.plans.lockPlan(name);
     if (!(await r.plans.find(name))) throw planNotFound(name);
     if (name === DEFAULT_PLAN) {
       throw new ConflictError(`plan ${name} is the plan of new organizations and cannot be deleted`);
@@ -223,6 +219,7 @@ export async function setOrganizationPlan(ctx: Ctx, slug: string, planName: stri
   const { sub, changed } = await ctx.deps.store.write(async (r) => {
     const org = await r.organizations.findBySlug(slug);
     if (!org) throw new NotFoundError("organization not found");
+    await r.plans.lockPlan(planName);
     if (!(await r.plans.find(planName))) throw new InvalidError(`unknown plan: ${planName}`);
     let changed = false;
     if (org.plan !== planName) {

@@ -143,3 +143,27 @@ export function requireGroupInScope(actor: Principal, groupId: string, groupName
 export function tokenGroup(actor: Principal): string | null {
   return actor.groupId;
 }
+
+/** Whether the caller's API token is limited to an organization or a group. */
+export function isRestricted(actor: Principal): boolean {
+  return actor.orgId !== null || actor.groupId !== null;
+}
+
+/**
+ * Refuses account-wide actions (instance administration, the user's own tokens and invites) to a
+ * token limited to an organization or a group: such a token must never reach beyond its limits,
+ * however broad its user's rights are.
+ */
+export function requireUnrestricted(actor: Principal, what: string): void {
+  if (isRestricted(actor)) {
+    throw new ForbiddenError(
+      `${what} needs an unrestricted API token: this one is limited to ${actor.groupId !== null ? "a group" : "an organization"}`,
+    );
+  }
+}
+
+/** Instance administration: an administrator, calling with an unrestricted token. */
+export function requireInstanceAdmin(actor: Principal, what: string): void {
+  if (!actor.isAdmin) throw new ForbiddenError(`only the instance administrator can ${what}`);
+  requireUnrestricted(actor, what);
+}

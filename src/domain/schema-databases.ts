@@ -77,6 +77,15 @@ export async function resumeSchemaPropagation(deps: Deps): Promise<void> {
   }
 }
 
+/** What `applyToChild` answers when the follower's write lock stayed taken: retried, not reported. */
+const BUSY = "busy";
+/** How long a follower that was busy gets before its schema change is tried again. */
+const BUSY_RETRY_MS = 5_000;
+
+function retryLater(deps: Deps, parentId: string): void {
+  setTimeout(() => propagate(deps, parentId), BUSY_RETRY_MS).unref();
+}
+
 async function catchUp(deps: Deps, parentId: string): Promise<void> {
   const { parent, children } = await deps.store.read(async (r) => ({
     parent: await r.databases.findById(parentId),
@@ -89,6 +98,10 @@ async function catchUp(deps: Deps, parentId: string): Promise<void> {
     if (child.schema_seq >= journal.lastSeq()) continue;
     for (const change of journal.since(child.schema_seq)) {
       const error = await applyToChild(deps, child, change);
+      if (error === BUSY) {
+        retryLater(deps, parentId);
+        break;
+      }
       if (error !== undefined) {
         await reportFailure(deps, parent, child, change, error);
         break;
@@ -114,8 +127,9 @@ async function applyToChild(
   const owner = {};
   try {
     await lock.acquire(owner, LOCK_WAIT_MS);
-  } catch (e) {
-    return e instanceof Error ? e.message : String(e);
+  } catch {
+    // The follower was busy writing for a long while: not its fault, try again soon.
+    return BUSY;
   }
   let conn: EngineConnection | undefined;
   try {

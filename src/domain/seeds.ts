@@ -87,9 +87,17 @@ export function dumpIdFromUrl(url: string, orgSlug: string, host: string | undef
     throw refuse("is not a Shoal dump URL");
   if (host !== undefined && parsed.host.toLowerCase() !== host.toLowerCase())
     throw refuse(`points to another server (${parsed.host})`);
-  if (m[1] !== undefined && decodeURIComponent(m[1]) !== orgSlug)
-    throw refuse("belongs to another organization");
+  if (m[1] !== undefined && decodeSegment(m[1]) !== orgSlug) throw refuse("belongs to another organization");
   return m[2]!;
+}
+
+/** A percent-encoded path segment, or undefined when its escapes are malformed. */
+function decodeSegment(segment: string): string | undefined {
+  try {
+    return decodeURIComponent(segment);
+  } catch {
+    return undefined;
+  }
 }
 
 /** The source of a copy: a database of the organization, in the caller's reach, with content. */
@@ -171,8 +179,20 @@ export function copyDatabase(
 
 /** Loads an uploaded dump into `dest`; a dump that fails leaves no file. */
 export function loadDump(deps: Deps, dumpId: string, dest: string, maxBytes: number): void {
+  let text: string;
   try {
-    importDump(deps.dumps.text(dumpId), dest, maxBytes > 0 ? Math.floor(maxBytes / 4096) : 0);
+    text = deps.dumps.text(dumpId);
+  } catch (e) {
+    // Used by another create that finished first, or expired since it was checked.
+    if ((e as NodeJS.ErrnoException).code === "ENOENT") {
+      throw new InvalidError(
+        "seed.url names a dump that doesn't exist any more: it was used or expired; upload it again",
+      );
+    }
+    throw e;
+  }
+  try {
+    importDump(text, dest, maxBytes > 0 ? Math.floor(maxBytes / 4096) : 0);
   } catch (e) {
     if (e instanceof DumpError) throw new InvalidError(`the dump could not be loaded: ${e.message}`);
     throw e;
@@ -253,7 +273,20 @@ async function build(
     finishDatabaseFile(dest);
     return { schemaId: parent.id, schemaSeq };
   }
-  if (seed?.type === "database") return copyDatabase(deps, plan.source!, dest, seed.at);
+  if (seed?.type === "database") {
+    const source = plan.source!;
+    try {
+      return copyDatabase(deps, source, dest, seed.at);
+    } catch (e) {
+      // Deleted between the checks and the copy: as if it had never been there.
+      if (!deps.files.exists(source.primary_location, source.id)) {
+        throw new NotFoundError(
+          `could not find database with name ${source.name}: it was deleted while being copied`,
+        );
+      }
+      throw e;
+    }
+  }
   if (seed?.type === "dump") {
     loadDump(deps, plan.dumpId!, dest, maxBytes);
     return {};

@@ -4,7 +4,7 @@ import { isoTime } from "../lib/time.js";
 import type { DatabaseWithPlacement } from "../store/databases.js";
 import type { GroupRow, OrganizationRow } from "../store/schema.js";
 import type { Repos } from "../store/store.js";
-import { groupNotFound, requireDatabase, requireGroup } from "./access.js";
+import { databaseNotFound, groupNotFound, requireDatabase, requireGroup } from "./access.js";
 import { audit } from "./audit.js";
 import type { Ctx } from "./context.js";
 import { statusOf } from "./groups.js";
@@ -118,6 +118,8 @@ export async function transferGroup(
   const moved = await ctx.deps.store.write(async (r) => {
     const { org, group: found } = await requireGroup(r, ctx.actor, slug, name, "group:transfer");
     const target = await requireTarget(r, ctx, org, targetSlug);
+    // Organizations before groups, as everywhere (see organizations.lockAll).
+    await r.organizations.lockAll([org.id, target.id]);
     await r.groups.lock(found.id);
     // Re-read under the lock: a concurrent transfer or rename may have won.
     const group = await r.groups.findById(found.id);
@@ -211,11 +213,16 @@ export async function transferDatabase(
 ): Promise<Database> {
   const { deps } = ctx;
   const plan = await deps.store.write(async (r) => {
-    const { org, role, db } = await requireDatabase(r, ctx.actor, slug, name, "db:configure");
+    const { org, role, db: found } = await requireDatabase(r, ctx.actor, slug, name, "db:configure");
     if (role !== "owner" && role !== "admin") {
       throw new ForbiddenError("only organization admins or owners can transfer databases");
     }
     const target = await requireTarget(r, ctx, org, targetSlug);
+    await r.organizations.lockAll([org.id, target.id]);
+    await r.groups.lock(found.group_id);
+    // Read again under the locks: a concurrent transfer or deletion may have won.
+    const db = await r.databases.findById(found.id);
+    if (!db || db.org_id !== org.id || db.group_id !== found.group_id) throw databaseNotFound(name);
     await requireSchemaLinksInside(r, org, [db]);
     await requireRoomFor(r, target, [db]);
     await requireQuota(r, target, "databases");

@@ -54,6 +54,15 @@ export function uploadTarget(deps: Deps, access: DataAccess): UploadTarget {
     );
   }
   const db = access.database;
+  // An upload is a write: refused while the database's or its organization's writes are blocked.
+  if (db.block_writes === 1 || db.org_blocked_writes === 1) {
+    throw new ForbiddenError(
+      db.block_writes === 1
+        ? `writes to database ${db.name} are blocked (block_writes): an upload is a write`
+        : `writes of organization ${db.org_slug} are blocked because it used up its plan's quota: an upload is a write`,
+      "BLOCKED",
+    );
+  }
   if (db.awaiting_upload === 0) {
     throw new ConflictError(
       `database ${db.name} doesn't wait for an upload: only a database created with seed {"type": "database_upload"} receives one, once`,

@@ -1,10 +1,4 @@
-import {
-  ConflictError,
-  ForbiddenError,
-  InvalidError,
-  NotFoundError,
-  UniqueViolationError,
-} from "../errors.js";
+import { ConflictError, InvalidError, NotFoundError, UniqueViolationError } from "../errors.js";
 import { decodeStringCursor, type Page, type PageRequest, pageOf } from "../lib/cursor.js";
 import { newUuid } from "../lib/ids.js";
 import { isoTime } from "../lib/time.js";
@@ -15,6 +9,7 @@ import type { Ctx, Deps } from "./context.js";
 import { instancesOfOrganization, removeInstances } from "./instances.js";
 import { checkAccountName, checkEmail } from "./names.js";
 import { requireFilesHere } from "./placement.js";
+import { requireInstanceAdmin } from "./roles.js";
 import { toUser, type User } from "./views.js";
 
 interface NewAccount {
@@ -61,7 +56,7 @@ async function insertAccount(r: Repos, deps: Deps, a: NewAccount): Promise<{ use
 }
 
 function requireAdmin(ctx: Ctx): void {
-  if (!ctx.actor.isAdmin) throw new ForbiddenError("only the instance administrator can manage users");
+  requireInstanceAdmin(ctx.actor, "manage users");
 }
 
 /** `POST /v1/admin/users`: a new user with a personal organization and a first API token. */
@@ -118,16 +113,30 @@ export async function deleteUser(ctx: Ctx, username: string): Promise<void> {
       );
     }
     const personal = await r.organizations.findBySlug(username);
+    if (personal) {
+      // As for deleting an organization: nothing may move out between listing and deleting.
+      await r.organizations.lockAll([personal.id]);
+      await r.groups.lockAllOf(personal.id);
+    }
     const instances = personal ? await instancesOfOrganization(r, personal.id) : [];
     await requireFilesHere(
       r,
       ctx.deps,
       instances.map((i) => i.location),
     );
+    // Their team memberships go with them: each team's audit log says so.
+    for (const team of await r.organizations.listForUser(user.id)) {
+      if (team.type !== "team") continue;
+      await audit(r, ctx, team.id, "org-member-rm", `${username} removed: the user was deleted`, {
+        username,
+        role: team.role,
+      });
+    }
     if (personal) await r.organizations.delete(personal.id);
     // Invites to this username would otherwise wait for whoever takes the name next.
     await r.invites.deletePendingForUsername(username);
     await r.users.delete(user.id);
+    // An administrator deleting themselves has no personal organization left to log in.
     const own = await r.organizations.findBySlug(ctx.actor.username);
     if (own) await audit(r, ctx, own.id, "user-delete", `user ${username} deleted`, { username });
     return instances;
@@ -145,6 +154,9 @@ export async function bootstrapAdmin(
   input: { username: string; email: string; token: { id: string; token: string } },
 ): Promise<boolean> {
   return deps.store.write(async (r) => {
+    // Nodes starting at once with different SHOAL_ADMIN_USER values would each see no
+    // administrator and make one: the first start takes a lock the others wait for.
+    await r.users.lockBootstrap();
     if ((await r.users.countAdmins()) > 0) return false;
     const { user } = await insertAccount(r, deps, {
       username: input.username,

@@ -64,7 +64,11 @@ export function importDump(text: string, dest: string, maxPages: number): { stat
       const refused = refusalOf(info);
       if (refused) throw new DumpError(`statement ${i + 1} (${excerpt(info.sql)}): ${refused}`);
       try {
-        db.exec(info.sql);
+        // One statement per call: prepare() compiles only the first statement of its text, so
+        // even a piece the splitter got wrong can't smuggle in a statement that wasn't checked.
+        const stmt = db.prepare(info.sql);
+        if (stmt.reader) stmt.all();
+        else stmt.run();
       } catch (e) {
         const message = e instanceof Error ? e.message : String(e);
         const full = /full/i.test(message) ? "the dump is larger than the database's size limit" : message;

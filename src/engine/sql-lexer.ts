@@ -287,8 +287,14 @@ class StatementScanner {
   private parenDepth = 0;
   private pragmaStart = 0;
   private pragmaEnd = 0;
-  /** -1 while the statement isn't known to be CREATE TRIGGER, else the BEGIN/CASE ... END nesting depth. */
-  private triggerDepth = -1;
+  /**
+   * Where a CREATE TRIGGER statement stands: -1 when the statement isn't one; 0 inside it; 1 just
+   * after a `;` in it; 2 just after `; END`. A trigger's body is statements ending in `;` and no
+   * statement begins with END, so the first `; END` closes the trigger: its next `;` ends the
+   * statement. (Counting BEGIN/CASE ... END nesting instead would be fooled by columns or aliases
+   * named `begin`, `case` or `end`, which SQLite allows, and let a dump hide a statement.)
+   */
+  private trigger = -1;
 
   constructor(src: string) {
     this.lexer = new Lexer(src);
@@ -301,24 +307,28 @@ class StatementScanner {
   scan(params: ParamCollector | null): boolean {
     const lx = this.lexer;
     this.reset();
-    let afterDot = false;
+    let _afterDot = false;
     for (;;) {
       const t = lx.next();
       if (t === EOF) break;
       if (t === SEMICOLON) {
         if (this.first < 0) continue;
-        if (this.triggerDepth <= 0) break;
+        if (this.trigger < 0 || this.trigger === 2) break;
+        this.trigger = 1;
         this.last = lx.end;
-        afterDot = false;
+        _afterDot = false;
         continue;
       }
       if (this.first < 0) this.first = lx.start;
       this.last = lx.end;
       if (this.state !== S_DONE) this.feed(t);
       // After a dot a word is a column or table name (`new.end`), never a keyword.
-      if (this.triggerDepth >= 0 && t === WORD && !afterDot) this.trackTrigger();
+      if (this.trigger >= 0) {
+        const lx2 = this.lexer;
+        this.trigger = this.trigger === 1 && t === WORD && wordIs(lx2.src, lx2.start, lx2.end, "end") ? 2 : 0;
+      }
       if (t === PARAM && params !== null) params.add(lx.src, lx.start, lx.end);
-      afterDot = t === PUNCT && lx.src.charCodeAt(lx.start) === CH_DOT;
+      _afterDot = t === PUNCT && lx.src.charCodeAt(lx.start) === CH_DOT;
     }
     return this.first >= 0;
   }
@@ -346,21 +356,7 @@ class StatementScanner {
     this.state = S_START;
     this.resume = S_DONE;
     this.parenDepth = 0;
-    this.triggerDepth = -1;
-  }
-
-  private trackTrigger(): void {
-    const lx = this.lexer;
-    const { src, start, end } = lx;
-    const n = end - start;
-    // The length check keeps the common case (any other word) to one comparison.
-    if (n === 3) {
-      if (this.triggerDepth > 0 && wordIs(src, start, end, "end")) this.triggerDepth--;
-    } else if (n === 4) {
-      if (wordIs(src, start, end, "case")) this.triggerDepth++;
-    } else if (n === 5) {
-      if (wordIs(src, start, end, "begin")) this.triggerDepth++;
-    }
+    this.trigger = -1;
   }
 
   /** A short word lowercased, or "" for anything longer than every keyword looked at. */
@@ -383,7 +379,7 @@ class StatementScanner {
       case S_CREATE_TEMP: {
         const kw = this.keyword(t);
         if (kw === "trigger") {
-          this.triggerDepth = 0;
+          this.trigger = 0;
           this.state = S_DONE;
         } else if (this.state === S_CREATE && (kw === "temp" || kw === "temporary")) {
           this.state = S_CREATE_TEMP;

@@ -5,7 +5,7 @@ import type { ErrorKind } from "../errors.js";
  * plane so one kind never means two statuses.
  */
 export const STATUS_OF_KIND: Readonly<
-  Record<ErrorKind, 400 | 401 | 402 | 403 | 404 | 409 | 421 | 422 | 429 | 503>
+  Record<ErrorKind, 400 | 401 | 402 | 403 | 404 | 409 | 421 | 422 | 429 | 502 | 503>
 > = {
   invalid: 400,
   unauthenticated: 401,
@@ -17,4 +17,5 @@ export const STATUS_OF_KIND: Readonly<
   limit_exceeded: 429,
   unavailable: 503,
   misdirected: 421,
+  bad_gateway: 502,
 };

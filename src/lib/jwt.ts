@@ -14,6 +14,18 @@ export async function verifyJwt(key: SigningKey, token: string): Promise<JWTPayl
   return payload;
 }
 
+/**
+ * Verifies the signature only, accepting an expired token: for acting on a token the bearer holds
+ * (revoking it), where its expiry doesn't matter.
+ */
+export async function verifyJwtSignature(key: SigningKey, token: string): Promise<JWTPayload> {
+  const { payload } = await jwtVerify(token, key.publicKey, {
+    algorithms: ["EdDSA", "Ed25519"],
+    currentDate: new Date(0),
+  });
+  return payload;
+}
+
 /** Number of dot-separated segments; a JWT has exactly three. */
 export function jwtSegments(token: string): number {
   return token.split(".").length;

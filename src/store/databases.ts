@@ -1,4 +1,5 @@
 import type { Insertable } from "kysely";
+import { sql } from "kysely";
 import { guardUnique } from "./dialect.js";
 import type { Executor } from "./executor.js";
 import type { DatabaseRow, DatabasesTable } from "./schema.js";
@@ -121,6 +122,12 @@ export function databasesRepo(ex: Executor) {
     findByName: (orgId: string, name: string): Promise<DatabaseWithPlacement | undefined> =>
       withPlacement().where("d.org_id", "=", orgId).where("d.name", "=", name).executeTakeFirst(),
 
+    /** Locks a database row until the transaction ends (PostgreSQL; SQLite has one writer). */
+    lock: async (id: string) => {
+      if (ex.dialect.kind === "postgres") {
+        await sql`select id from databases where id = ${id} for update`.execute(db);
+      }
+    },
     findById: (id: string): Promise<DatabaseWithPlacement | undefined> =>
       withPlacement().where("d.id", "=", id).executeTakeFirst(),
 

@@ -36,6 +36,13 @@ export function groupsRepo(ex: Executor) {
      * so a database created during an add-location can't miss the new location. SQLite already runs
      * one writer at a time; PostgreSQL needs the row lock.
      */
+    /** Locks every group of an organization until the transaction ends, in id order. */
+    lockAllOf: async (orgId: string) => {
+      if (dialect.kind === "postgres") {
+        await sql`select id from groups where org_id = ${orgId} order by id for update`.execute(db);
+      }
+    },
+
     lock: async (id: string) => {
       if (dialect.kind === "postgres") {
         await sql`select id from groups where id = ${id} for update`.execute(db);

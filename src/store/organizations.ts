@@ -1,4 +1,4 @@
-import type { Insertable } from "kysely";
+import { type Insertable, sql } from "kysely";
 import { guardUnique } from "./dialect.js";
 import type { Executor } from "./executor.js";
 import type { MemberRow, OrganizationRow, OrganizationsTable } from "./schema.js";
@@ -8,8 +8,21 @@ export type OrganizationPatch = Partial<
 >;
 
 export function organizationsRepo(ex: Executor) {
-  const { db } = ex;
+  const { db, dialect } = ex;
   return {
+    /**
+     * Locks organization rows until the transaction ends, in id order. Every transaction that
+     * locks organizations and groups takes the organizations first, so two of them can't wait on
+     * each other. (SQLite runs one writer at a time already.)
+     */
+    lockAll: async (ids: readonly string[]) => {
+      if (dialect.kind !== "postgres" || ids.length === 0) return;
+      const sorted = [...new Set(ids)].sort();
+      await sql`select id from organizations where id in (${sql.join(sorted)}) order by id for update`.execute(
+        db,
+      );
+    },
+
     insert: (row: Insertable<OrganizationsTable>) =>
       guardUnique(ex, "organization slug", () => db.insertInto("organizations").values(row).execute()),
 

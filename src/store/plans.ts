@@ -170,6 +170,13 @@ export function plansRepo(ex: Executor) {
      * writer at a time already; PostgreSQL needs the row lock, or two concurrent creates could
      * both see room for one more.
      */
+    /** Locks a plan row until the transaction ends, so it can't be deleted while it is assigned. */
+    lockPlan: async (name: string) => {
+      if (dialect.kind === "postgres") {
+        await sql`select name from plans where name = ${name} for update`.execute(db);
+      }
+    },
+
     lockOrganization: async (orgId: string) => {
       if (dialect.kind === "postgres") {
         await sql`select id from organizations where id = ${orgId} for update`.execute(db);

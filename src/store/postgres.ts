@@ -30,7 +30,14 @@ export async function openPostgresStore(url: string, opts: { poolSize?: number }
   const types = new TypeOverrides();
   types.setTypeParser(INT8_OID, "text", Number);
   types.setTypeParser(NUMERIC_OID, "text", Number);
-  const pool = new Pool({ connectionString: url, max: opts.poolSize ?? 10, types });
+  // Bounded waits: an unreachable server fails a request (and lets a shutdown finish) instead
+  // of holding it for as long as TCP takes to give up.
+  const pool = new Pool({
+    connectionString: url,
+    max: opts.poolSize ?? 10,
+    types,
+    connectionTimeoutMillis: 10_000,
+  });
   // An idle client whose connection drops (server restart, network) is reported on the pool; pg
   // already discards it and the next query reconnects, but an unheard "error" event would end the
   // process.

@@ -11,9 +11,13 @@ import { migrationProvider } from "./migrations/index.js";
 import { type NodesRepo, nodesRepo } from "./nodes.js";
 import { type OrganizationsRepo, organizationsRepo } from "./organizations.js";
 import { type PlansRepo, plansRepo } from "./plans.js";
+import { type RevokedDbTokensRepo, revokedDbTokensRepo } from "./revoked-db-tokens.js";
 import type { DB } from "./schema.js";
 import { type UsageRepo, usageRepo } from "./usage.js";
 import { type UsersRepo, usersRepo } from "./users.js";
+
+/** How many times a write transaction is tried when PostgreSQL aborts it for a transient reason. */
+const WRITE_ATTEMPTS = 4;
 
 /** Every aggregate's repository, bound to one connection or transaction. */
 export interface Repos {
@@ -29,6 +33,7 @@ export interface Repos {
   idempotency: IdempotencyRepo;
   plans: PlansRepo;
   nodes: NodesRepo;
+  revokedDbTokens: RevokedDbTokensRepo;
 }
 
 /**
@@ -46,9 +51,21 @@ export class Store {
     return fn(this.repos(this.db));
   }
 
-  /** Runs `fn` in one transaction; it commits when `fn` resolves and rolls back when it throws. */
-  write<T>(fn: (r: Repos) => Promise<T>): Promise<T> {
-    return this.db.transaction().execute((tx) => fn(this.repos(tx)));
+  /**
+   * Runs `fn` in one transaction; it commits when `fn` resolves and rolls back when it throws.
+   * On PostgreSQL a transaction chosen as a deadlock victim or failing serialization is run again
+   * (a few times, after a short random pause): it changed nothing, and the retry usually goes
+   * through. `fn` must therefore only touch the store.
+   */
+  async write<T>(fn: (r: Repos) => Promise<T>): Promise<T> {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await this.db.transaction().execute((tx) => fn(this.repos(tx)));
+      } catch (e) {
+        if (attempt >= WRITE_ATTEMPTS || !this.dialect.isTransient(e)) throw e;
+        await new Promise((resolve) => setTimeout(resolve, 5 + Math.random() * 20 * attempt));
+      }
+    }
   }
 
   async migrate(): Promise<void> {
@@ -80,6 +97,7 @@ export class Store {
       idempotency: idempotencyRepo(ex),
       plans: plansRepo(ex),
       nodes: nodesRepo(ex),
+      revokedDbTokens: revokedDbTokensRepo(ex),
     };
   }
 }

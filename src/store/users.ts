@@ -3,6 +3,9 @@ import { guardUnique } from "./dialect.js";
 import type { Executor } from "./executor.js";
 import type { UserRow } from "./schema.js";
 
+/** The advisory-lock key of first starts; any constant no other lock of the database uses. */
+const BOOTSTRAP_LOCK = 0x5_40a1;
+
 export function usersRepo(ex: Executor) {
   const { db, dialect } = ex;
   return {
@@ -37,6 +40,9 @@ export function usersRepo(ex: Executor) {
         .innerJoin("users as u", "u.id", "t.user_id")
         .select((eb) => eb.fn.countAll<number>().as("n"))
         .where("u.is_admin", "=", 1)
+        // Only unrestricted tokens can administer the instance.
+        .where("t.org_id", "is", null)
+        .where("t.group_id", "is", null)
         .executeTakeFirstOrThrow();
       return Number(r.n);
     },
@@ -45,6 +51,13 @@ export function usersRepo(ex: Executor) {
      * Locks every administrator row until the transaction ends, so "is there another administrator"
      * checks of concurrent deletions run one after the other. SQLite runs one writer at a time already.
      */
+    /** Serializes first starts of several nodes on one store (a transaction-scoped advisory lock). */
+    lockBootstrap: async () => {
+      if (dialect.kind === "postgres") {
+        await sql`select pg_advisory_xact_lock(${BOOTSTRAP_LOCK})`.execute(db);
+      }
+    },
+
     lockAdmins: async () => {
       if (dialect.kind === "postgres") {
         await sql`select id from users where is_admin = 1 order by id for update`.execute(db);

@@ -101,6 +101,24 @@ describe("joining the nodes sharing a store", () => {
     await expect(joining).rejects.toThrow(/node id edge-1 is in use by a live node/);
   });
 
+  it("makes a node whose record another start took over hold nothing from its next heartbeat", async () => {
+    const { store } = h.shoal.deps;
+    const log = createLogger("silent");
+    const first = new LocalNode(store, systemClock, log, "taken-over");
+    await first.join("http://127.0.0.1:1", "0.0.0-test", ["lab-takeover"]);
+    expect([...first.locations]).toEqual(["lab-takeover"]);
+    // The same id starting again at the same address (a copied data folder) takes the record.
+    // (A clock a second ahead: the two starts must not share a start time.)
+    const later = () => new Date(Date.now() + 1000);
+    const second = new LocalNode(store, later, log, "taken-over");
+    await second.join("http://127.0.0.1:1", "0.0.0-test", ["lab-takeover"]);
+    await first.heartbeat();
+    expect(first.holds("lab-takeover")).toBe(false);
+    expect(second.holds("lab-takeover")).toBe(true);
+    await second.leave();
+    await first.leave();
+  });
+
   it("refuses a node whose database-token key differs from the one recorded for the store", async () => {
     const { store } = h.shoal.deps;
     await requireSharedKey(store, systemClock, "db-tokens", h.shoal.deps.dbTokenKey, "keys/db-tokens.jwk");

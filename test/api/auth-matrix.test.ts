@@ -23,6 +23,8 @@ let fixture: Fixture;
 const scoped = new Map<string, string>();
 /** An owner token limited to the owner's personal organization, not the fixture's. */
 let otherOrgToken: string;
+/** The instance administrator's token limited to its personal organization. */
+let restrictedAdminToken: string;
 
 const ALL_SCOPES = [
   "read",
@@ -56,6 +58,12 @@ beforeAll(async () => {
   revoked = minted.body.token;
   expect((await owner.api.delete("/v1/auth/api-tokens/to-revoke")).status).toBe(200);
   otherOrgToken = await mint({ organization: owner.username });
+  const adminMinted = await call(h.url, "POST", `/v1/auth/api-tokens/${uniqueName("adm")}`, {
+    token: h.adminToken,
+    body: { organization: "admin" },
+  });
+  expect(adminMinted.status, adminMinted.text).toBe(200);
+  restrictedAdminToken = adminMinted.body.token;
   for (const s of ALL_SCOPES) {
     scoped.set(
       `all-but ${s}`,
@@ -114,6 +122,11 @@ describe("the auth matrix", () => {
       if (e.kind === "admin") {
         it("refuses a user who is not an instance administrator (403)", async () => {
           expect((await send(key, owner.token)).status).toBe(403);
+        });
+
+        it("refuses an administrator's token limited to an organization (403)", async () => {
+          const r = await send(key, restrictedAdminToken);
+          expect(r.status, r.text).toBe(403);
         });
       }
 

@@ -203,6 +203,37 @@ describe("POST .../databases/dumps and seed type dump", () => {
     expect(dumpFiles()).toEqual(before);
   });
 
+  it("answers a 400, not a 500, for a dump URL with a malformed escape", async () => {
+    const { body } = await upload(DUMP);
+    const url = body.dump_url.replace(`/organizations/${org}/`, "/organizations/%zz/");
+    const r = await u.api.post(dbs(), { name: "escaped", group: "default", seed: { type: "dump", url } });
+    expect(r.status, r.text).toBe(400);
+    expect(r.body.error).toMatch(/belongs to another organization/);
+  });
+
+  it("refuses a body with no multipart boundary near its start without reading it all", async () => {
+    const r = await u.api.post(`${dbs()}/dumps`, "x".repeat(200_000), {
+      contentType: "multipart/form-data; boundary=never-there",
+    });
+    expect(r.status).toBe(400);
+    expect(r.body.error).toMatch(/no multipart boundary/);
+  });
+
+  it("gives the second of two creates from one dump a 400, never a 500", async () => {
+    const { body } = await upload(DUMP);
+    const seed = { type: "dump", url: body.dump_url };
+    const answers = await Promise.all([
+      u.api.post(dbs(), { name: "twin-a", group: "default", seed }),
+      u.api.post(dbs(), { name: "twin-b", group: "default", seed }),
+    ]);
+    const statuses = answers.map((a) => a.status).sort();
+    expect(
+      statuses.filter((s) => s >= 500),
+      answers.map((a) => a.text).join("\n"),
+    ).toEqual([]);
+    expect(statuses).toContain(200);
+  });
+
   it("refuses a seed url missing from a dump seed", async () => {
     const r = await u.api.post(dbs(), { name: "no-url", group: "default", seed: { type: "dump" } });
     expect(r.status).toBe(400);

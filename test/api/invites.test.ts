@@ -322,6 +322,9 @@ describe("accepting and declining invites", () => {
     expect((await bob.api.post(`/v1/user/invites/${made.body.invited.id}/accept`)).status).toBe(404);
     expect((await bob.api.post("/v1/user/invites/abc/accept")).status).toBe(400);
     expect((await bob.api.post("/v1/user/invites/-1/decline")).status).toBe(400);
+    // Past the store's 32-bit ids: a clear 400 on both stores, never a 500.
+    expect((await bob.api.post("/v1/user/invites/3000000000/accept")).status).toBe(400);
+    expect((await bob.api.post("/v1/user/invites/3000000000/decline")).status).toBe(400);
   });
 
   it("lets an invite be accepted once when two accepts race", async () => {

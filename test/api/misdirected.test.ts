@@ -3,7 +3,7 @@
  * node, or refused with nothing changed when it can't be reached. One process here; the other
  * node is a fake recorded in the store (the real two-process case is test/service/multi-process).
  */
-import { createServer, type IncomingMessage, type Server } from "node:http";
+import { createServer, type IncomingMessage, request, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { DEFAULT_LOCATIONS } from "../../src/config.js";
@@ -12,7 +12,8 @@ import { createUser, type TestUser } from "../helpers/factories.js";
 import { startTestShoal, type TestShoal } from "../helpers/shoal.js";
 
 const [here, there] = DEFAULT_LOCATIONS.slice(0, 2).map((l) => l.code) as [string, string];
-const UNREACHABLE = "http://127.0.0.1:9";
+/** An address where nothing listens: a port taken and given back at the start of the file. */
+let UNREACHABLE = "";
 
 let h: TestShoal;
 let user: TestUser;
@@ -32,6 +33,10 @@ async function holderAt(url: string): Promise<void> {
 }
 
 beforeAll(async () => {
+  const closed = createServer();
+  await new Promise<void>((resolve) => closed.listen(0, "127.0.0.1", resolve));
+  UNREACHABLE = `http://127.0.0.1:${(closed.address() as AddressInfo).port}`;
+  await new Promise<void>((resolve) => closed.close(() => resolve()));
   h = await startTestShoal({ nodeId: "local", locations: DEFAULT_LOCATIONS.slice(0, 2) });
   user = await createUser(h);
   for (const [name, location] of [
@@ -98,12 +103,17 @@ describe("a call whose files another node keeps", () => {
     expect(r.status, r.text).toBe(503);
     expect(r.body.error).toContain("node ghost");
     expect(r.body.error).toContain(UNREACHABLE);
+    expect(r.body.error).toContain("nothing was changed");
     expect(await dbNames()).toEqual(["a", "kept"]);
   });
 
-  it("refuses to add a location held elsewhere to a group, leaving the group as it was", async () => {
+  it("refuses a call spanning the locations of two nodes with a 409 naming both, leaving things as they were", async () => {
     const r = await user.api.post(`/v1/organizations/${user.username}/groups/near/locations/${there}`);
-    expect(r.status, r.text).toBe(503);
+    expect(r.status, r.text).toBe(409);
+    expect(r.body).toEqual({
+      error: expect.stringMatching(new RegExp(`node local holds ${here}; node ghost holds ${there}`)),
+      code: "spans_nodes",
+    });
     const g = await user.api.get(`/v1/organizations/${user.username}/groups/near`);
     expect(g.body.group.locations).toEqual([here]);
   });
@@ -160,6 +170,54 @@ describe("a call whose files another node keeps", () => {
     expect(seen[0]!.headers["x-shoal-forwarded-by"]).toBe("local");
     // Nothing was made here: the holder alone makes the database.
     expect(await dbNames()).toEqual(["a", "kept"]);
+  });
+
+  it("forwards a request sent with Expect and Connection-listed headers, without them", async () => {
+    seen.length = 0;
+    const body = JSON.stringify({ name: "d", group: "far" });
+    const url = new URL(`/v1/organizations/${user.username}/databases`, h.url);
+    const status = await new Promise<number>((resolve, reject) => {
+      const req = request(url, {
+        method: "POST",
+        headers: {
+          authorization: `Bearer ${user.token}`,
+          "content-type": "application/json",
+          "content-length": String(Buffer.byteLength(body)),
+          expect: "100-continue",
+          connection: "keep-alive, x-hop",
+          "x-hop": "only for the first hop",
+        },
+      });
+      req.on("continue", () => req.end(body));
+      req.on("response", (res) => {
+        res.resume();
+        res.on("end", () => resolve(res.statusCode ?? 0));
+      });
+      req.on("error", reject);
+    });
+    expect(status).toBe(200);
+    expect(seen).toHaveLength(1);
+    expect(seen[0]!.body).toBe(body);
+    expect(seen[0]!.headers.expect).toBeUndefined();
+    expect(seen[0]!.headers["x-hop"]).toBeUndefined();
+    expect(seen[0]!.headers["x-forwarded-host"]).toBe(url.host);
+  });
+
+  it("answers 502, saying the outcome is unknown, when the holder fails after receiving the call", async () => {
+    const dropping = createServer((req) => req.socket.destroy());
+    await new Promise<void>((resolve) => dropping.listen(0, "127.0.0.1", resolve));
+    try {
+      await holderAt(`http://127.0.0.1:${(dropping.address() as AddressInfo).port}`);
+      const r = await user.api.post(`/v1/organizations/${user.username}/databases`, {
+        name: "e",
+        group: "far",
+      });
+      expect(r.status, r.text).toBe(502);
+      expect(r.body.error).toContain("may or may not have taken effect");
+    } finally {
+      await new Promise<void>((resolve) => dropping.close(() => resolve()));
+      await holderAt(fakeUrl);
+    }
   });
 
   it("is not forwarded when the caller may not make the call at all", async () => {

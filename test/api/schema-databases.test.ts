@@ -122,6 +122,29 @@ describe("schema databases and the databases following them", () => {
     expect(await objects(child)).not.toContain("scratch");
   });
 
+  it("doesn't pass on DDL undone by ROLLBACK TO a savepoint, and passes on what the transaction kept", async () => {
+    const tx = await parent.transaction("write");
+    await tx.execute("CREATE TABLE before_savepoint (v)");
+    await tx.execute("SAVEPOINT sp1");
+    await tx.execute("CREATE TABLE undone (v)");
+    await tx.execute("ROLLBACK TO sp1");
+    await tx.execute("RELEASE sp1");
+    await tx.execute("CREATE TABLE after_savepoint (v)");
+    await tx.commit();
+    await eventually(
+      async () => (await objects(child)).includes("after_savepoint"),
+      "the kept tables reach a follower",
+    );
+    expect(await objects(child)).toContain("before_savepoint");
+    expect(await objects(child)).not.toContain("undone");
+    // Later changes still go through: the journal holds nothing a follower can't take.
+    await parent.execute("CREATE TABLE later (v)");
+    await eventually(
+      async () => (await objects(child)).includes("later"),
+      "a later change reaches a follower",
+    );
+  });
+
   it("refuses DDL run on a follower itself, naming the schema database", async () => {
     await expect(child.execute("CREATE TABLE mine (v)")).rejects.toMatchObject({
       code: "FORBIDDEN",

@@ -148,3 +148,95 @@ describe("the organization's token list", () => {
     expect(audit.body.audit_logs.map((l: { code: string }) => l.code)).toContain("user-token-delete");
   });
 });
+
+describe("restricted tokens never reach beyond their limits", () => {
+  /** A restricted token of the instance administrator, in its own team organization. */
+  async function adminToken(body: Record<string, unknown>) {
+    const admin = { username: "admin", token: h.adminToken, api: client(h.url, h.adminToken) };
+    const r = await admin.api.post(`/v1/auth/api-tokens/${uniqueName("adm")}`, body);
+    expect(r.status, r.text).toBe(200);
+    return client(h.url, r.body.token);
+  }
+
+  it("refuses instance administration to an administrator's organization- or group-scoped token", async () => {
+    const adminApi = client(h.url, h.adminToken);
+    const adminOrg = (await adminApi.post("/v1/organizations", { name: uniqueName("ops") })).body.organization
+      .slug as string;
+    await adminApi.post(`/v1/organizations/${adminOrg}/groups`, { name: "default" });
+    for (const body of [
+      { organization: adminOrg },
+      { organization: adminOrg, group: "default", scopes: ["read-only"] },
+    ]) {
+      const t = await adminToken(body);
+      const made = await t.post("/v1/admin/users", {
+        username: uniqueName("x"),
+        email: "x@example.com",
+        admin: true,
+      });
+      expect(made.status, made.text).toBe(403);
+      expect(made.body.error).toContain("needs an unrestricted API token");
+      expect((await t.get("/v1/admin/users")).status).toBe(403);
+      expect((await t.get("/v1/admin/plans")).status).toBe(403);
+      expect((await t.get("/v1/admin/nodes")).status).toBe(403);
+      expect((await t.post("/v1/admin/plans", { name: uniqueName("p"), price: "0" })).status).toBe(403);
+    }
+    expect((await adminApi.get("/v1/admin/users")).status).toBe(200);
+  });
+
+  it("lets a group-scoped token see and revoke only itself among its user's tokens", async () => {
+    const name = uniqueName("g");
+    const minted = await owner.api.post(`/v1/auth/api-tokens/${name}`, {
+      organization: org,
+      group: "default",
+      scopes: ["read-only"],
+    });
+    const t = client(h.url, minted.body.token);
+    const listed = await t.get("/v1/auth/api-tokens");
+    expect(listed.body.tokens.map((x: { name: string }) => x.name)).toEqual([name]);
+    const own = (await owner.api.get("/v1/auth/api-tokens")).body.tokens.find(
+      (x: { organization?: string }) => x.organization === undefined,
+    );
+    const escalate = await t.delete(`/v1/auth/api-tokens/${own.name}`);
+    expect(escalate.status).toBe(403);
+    expect((await owner.api.get("/v1/organizations")).status).toBe(200);
+    expect((await t.delete(`/v1/auth/api-tokens/${name}`)).status).toBe(200);
+    expect((await t.get("/v1/auth/api-tokens")).status).toBe(401);
+  });
+
+  it("lets an organization-scoped token see and revoke only its organization's tokens", async () => {
+    const orgToken = await mintOk(owner, { organization: org });
+    const listed = await orgToken.api.get("/v1/auth/api-tokens");
+    expect(listed.status).toBe(200);
+    for (const x of listed.body.tokens) expect(x.organization).toBe(org);
+    const unrestricted = (await owner.api.get("/v1/auth/api-tokens")).body.tokens.find(
+      (x: { organization?: string }) => x.organization === undefined,
+    );
+    expect((await orgToken.api.delete(`/v1/auth/api-tokens/${unrestricted.name}`)).status).toBe(403);
+  });
+
+  it("shows a group-scoped token only its group's tokens in the organization's list", async () => {
+    await mintOk(owner, { organization: org, group: "other", scopes: ["read-only"] });
+    const t = await mintOk(owner, { organization: org, group: "default", scopes: ["read-only"] });
+    const r = await t.api.get(`/v1/organizations/${org}/api-tokens`);
+    expect(r.status, r.text).toBe(200);
+    expect(r.body.tokens.length).toBeGreaterThan(0);
+    for (const x of r.body.tokens) expect(x.group).toBe("default");
+  });
+
+  it("refuses to revoke the last unrestricted token of the instance administrators", async () => {
+    const lone = await startTestShoal();
+    try {
+      const admin = client(lone.url, lone.adminToken);
+      const names = (await admin.get("/v1/auth/api-tokens")).body.tokens.map((x: { name: string }) => x.name);
+      expect(names).toHaveLength(1);
+      const r = await admin.delete(`/v1/auth/api-tokens/${names[0]}`);
+      expect(r.status).toBe(409);
+      expect(r.body.error).toContain("last unrestricted API token");
+      expect((await admin.get("/v1/admin/users")).status).toBe(200);
+      expect((await admin.post("/v1/auth/api-tokens/spare")).status).toBe(200);
+      expect((await admin.delete(`/v1/auth/api-tokens/${names[0]}`)).status).toBe(200);
+    } finally {
+      await lone.close();
+    }
+  });
+});

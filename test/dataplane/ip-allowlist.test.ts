@@ -54,6 +54,15 @@ describe("allowed_ips", () => {
     expect(await sync.text()).toContain("IP_NOT_ALLOWED");
   });
 
+  it("ignores X-Forwarded-For when no trusted proxy is configured", async () => {
+    const r = await fetch(`${db.urls.httpPath}v2/pipeline`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${db.token}`, "x-forwarded-for": "10.1.2.3" },
+      body: JSON.stringify({ requests: [sql("select 1")] }),
+    });
+    expect(r.status).toBe(403);
+  });
+
   it("still lets the deployment build replicas of the database in a new location", async () => {
     const r = await db.user.api.post(`/v1/organizations/${db.org}/groups/default/locations/${third}`);
     expect(r.status, r.text).toBe(200);
@@ -110,5 +119,47 @@ describe("allowed_ips", () => {
     const r = await stranger.user.api.patch(configPath(), { allowed_ips: ["0.0.0.0/0"] });
     expect([403, 404]).toContain(r.status);
     expect((await db.user.api.get(configPath())).body.allowed_ips).toEqual([]);
+  });
+});
+
+describe("allowed_ips behind a trusted proxy", () => {
+  let behind: TestShoal;
+  let proxied: TestDatabase;
+  /** A request as a proxy on 127.0.0.1 sends it, with the chain of addresses it saw. */
+  const via = (forwardedFor: string | undefined) =>
+    fetch(`${proxied.urls.httpPath}v2/pipeline`, {
+      method: "POST",
+      headers: {
+        authorization: `Bearer ${proxied.token}`,
+        ...(forwardedFor === undefined ? {} : { "x-forwarded-for": forwardedFor }),
+      },
+      body: JSON.stringify({ requests: [sql("select 1")] }),
+    }).then((r) => r.status);
+
+  beforeAll(async () => {
+    behind = await startTestShoal({ trustedProxies: ["127.0.0.1", "10.0.0.0/8"] });
+    proxied = await setupDatabase(behind);
+    const r = await proxied.user.api.patch(
+      `/v1/organizations/${proxied.org}/databases/${proxied.name}/configuration`,
+      { allowed_ips: ["203.0.113.7"] },
+    );
+    expect(r.status, r.text).toBe(200);
+  });
+  afterAll(() => behind.close());
+
+  it("checks the client the proxy names, skipping trusted hops from the right", async () => {
+    expect(await via("203.0.113.7")).toBe(200);
+    expect(await via("203.0.113.7, 10.4.5.6")).toBe(200);
+    expect(await via("198.51.100.1")).toBe(403);
+  });
+
+  it("never believes an address a client wrote left of the first untrusted hop", async () => {
+    expect(await via("203.0.113.7, 198.51.100.9")).toBe(403);
+  });
+
+  it("refuses an unreadable entry and a request with no client address to check", async () => {
+    expect(await via("not-an-ip")).toBe(403);
+    // The proxy itself is the client when it names nobody: 127.0.0.1 is not on the list.
+    expect(await via(undefined)).toBe(403);
   });
 });

@@ -162,6 +162,22 @@ describe("uploading a database file: POST https://<hostname>/v1/upload", () => {
   });
 });
 
+describe("uploads while writes are blocked", () => {
+  it("refuses an upload while the database's writes are blocked, and takes it once they are not", async () => {
+    const { host, token } = await waiting("frozen");
+    const config = `${dbs()}/frozen/configuration`;
+    expect((await u.api.patch(config, { block_writes: true })).status).toBe(200);
+    const file = localDatabase("frozen.db", PEOPLE);
+    const r = await send("POST", `${host}/v1/upload`, token, file);
+    expect(r.status).toBe(403);
+    expect(r.body).toMatchObject({ code: "BLOCKED" });
+    expect((await u.api.patch(config, { block_writes: false })).status).toBe(200);
+    expect((await send("POST", `${host}/v1/upload`, token, file)).status).toBe(200);
+    const rows = await sqlClient("frozen", token).execute("SELECT count(*) AS n FROM people");
+    expect(rows.rows[0]?.n).toBe(2);
+  });
+});
+
 describe("the turso CLI's resumable upload: /v2/upload/start, chunks, finalize", () => {
   it("assembles chunks sent in any order and retried, then installs the file", async () => {
     const { host, token } = await waiting("chunked");

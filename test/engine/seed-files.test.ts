@@ -69,6 +69,22 @@ describe("loading a SQL dump", () => {
     expect(existsSync(path.join(dir, "copy.db"))).toBe(false);
   });
 
+  it("refuses an ATTACH hidden after a trigger whose body uses begin and end as names, creating no file", () => {
+    const evil = path.join(dir, "evil.db");
+    const dump = [
+      "BEGIN;",
+      "CREATE TABLE b (x);",
+      "CREATE TRIGGER t AFTER INSERT ON b BEGIN SELECT 1 AS begin; END;",
+      `ATTACH DATABASE '${evil}' AS y;`,
+      "CREATE TABLE y.pwn (z);",
+      "COMMIT;",
+    ].join("\n");
+    const file = path.join(dir, "hidden.db");
+    expect(() => importDump(dump, file, 0)).toThrow(/statement 4 .*ATTACH and DETACH are not allowed/);
+    expect(existsSync(evil)).toBe(false);
+    expect(existsSync(file)).toBe(false);
+  });
+
   it("stops at the first failing statement, says which, and keeps nothing", () => {
     const file = path.join(dir, "fail.db");
     const dump = "BEGIN;\nCREATE TABLE t (v);\nINSERT INTO missing VALUES (1);\nCOMMIT;";

@@ -91,6 +91,18 @@ describe("splitStatements", () => {
     expect(texts(`${temporary}; select 1`)).toEqual([temporary, "select 1"]);
   });
 
+  it("ends a trigger at its first `; END`, whatever columns or aliases named begin, case or end it holds", () => {
+    const trigger =
+      "CREATE TRIGGER t AFTER INSERT ON b BEGIN SELECT 1 AS begin; SELECT 2 AS case_; SELECT x AS end FROM b; END";
+    expect(texts(`${trigger}; ATTACH DATABASE '/tmp/evil.db' AS y; CREATE TABLE y.pwn (z); END;`)).toEqual([
+      trigger,
+      "ATTACH DATABASE '/tmp/evil.db' AS y",
+      "CREATE TABLE y.pwn (z)",
+      "END",
+    ]);
+    expect(splitStatements(`${trigger}; ATTACH DATABASE 'x' AS y`)[1]?.kind).toBe("attach");
+  });
+
   it("does not treat CREATE TABLE or a trigger-like word elsewhere as a trigger body", () => {
     expect(texts("CREATE TABLE trigger_begin (a); BEGIN; SELECT 'END'; COMMIT")).toEqual([
       "CREATE TABLE trigger_begin (a)",

@@ -46,6 +46,7 @@ export function testConfig(dataDir: string, overrides: Partial<Config> = {}): Co
     usageFlushIntervalMs: 1000,
     nodeId: undefined,
     nodeUrl: undefined,
+    trustedProxies: [],
     ...overrides,
   };
 }

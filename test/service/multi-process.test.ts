@@ -95,7 +95,10 @@ describe("two processes sharing one PostgreSQL store", () => {
   it("lists both nodes as live through either, every location held by exactly one of them", async () => {
     const viaA = await adminA.get("/v1/admin/nodes");
     const viaB = await adminB.get("/v1/admin/nodes");
-    expect(viaA.body).toEqual(viaB.body);
+    // Heartbeats may land between the two reads: compare what doesn't move.
+    const stable = (body: { nodes: Array<Record<string, unknown>> }) =>
+      body.nodes.map((n) => ({ id: n.id, url: n.url, live: n.live, locations: n.locations }));
+    expect(stable(viaA.body)).toEqual(stable(viaB.body));
     const nodes = viaA.body.nodes as Array<{ id: string; url: string; live: boolean; locations: string[] }>;
     expect(nodes.map((n) => [n.id, n.url, n.live]).sort()).toEqual([
       ["node-a", a.url, true],
@@ -240,6 +243,57 @@ describe("two processes sharing one PostgreSQL store", () => {
     await within(DIRECTORY_BOUND_MS, async () => {
       expect((await pipeline(base, jwt, { requests: [sql("select 1")] })).status).toBe(401);
     });
+  });
+
+  it("refuses a database token revoked one by one through the other process within the bound", async () => {
+    const nodes = (await adminA.get("/v1/admin/nodes")).body.nodes as Array<{
+      id: string;
+      locations: string[];
+    }>;
+    const holder = nodes.find((n) => n.locations.includes("aws-us-east-1"))!.id === "node-a" ? a : b;
+    const other = holder === a ? b : a;
+    const u = await newUser("one-by-one");
+    const [viaHolder, viaOther] = [client(holder.url, u.token), client(other.url, u.token)];
+    await viaHolder.post("/v1/organizations/one-by-one/groups", {
+      name: "default",
+      location: "aws-us-east-1",
+    });
+    expect((await viaHolder.post("/v1/organizations/one-by-one/databases", { name: "kv" })).status).toBe(200);
+    const mint = async () =>
+      (await viaHolder.post("/v1/organizations/one-by-one/databases/kv/auth/tokens")).body.jwt;
+    const [doomed, kept] = [await mint(), await mint()];
+    const base = `${holder.url}/db/one-by-one/kv/`;
+    expect((await pipeline(base, doomed, { requests: [sql("select 1")] })).status).toBe(200);
+    const revoked = await viaOther.post("/v1/organizations/one-by-one/databases/kv/auth/tokens/revoke", {
+      token: doomed,
+    });
+    expect(revoked.status, revoked.text).toBe(200);
+    await within(DIRECTORY_BOUND_MS, async () => {
+      expect((await pipeline(base, doomed, { requests: [sql("select 1")] })).status).toBe(401);
+    });
+    expect((await pipeline(base, kept, { requests: [sql("select 1")] })).status).toBe(200);
+  });
+
+  it("replays a forwarded create sent again with its Idempotency-Key through either process", async () => {
+    const nodes = (await adminA.get("/v1/admin/nodes")).body.nodes as Array<{
+      id: string;
+      locations: string[];
+    }>;
+    const holder = nodes.find((n) => n.locations.includes("aws-us-east-1"))!.id === "node-a" ? a : b;
+    const other = holder === a ? b : a;
+    const u = await newUser("retrier");
+    const [viaHolder, viaOther] = [client(holder.url, u.token), client(other.url, u.token)];
+    await viaHolder.post("/v1/organizations/retrier/groups", { name: "default", location: "aws-us-east-1" });
+    const key = { headers: { "idempotency-key": "create-once-1" } };
+    const first = await viaOther.post("/v1/organizations/retrier/databases", { name: "once" }, key);
+    expect(first.status, first.text).toBe(200);
+    for (const via of [viaHolder, viaOther]) {
+      const again = await via.post("/v1/organizations/retrier/databases", { name: "once" }, key);
+      expect(again.status, again.text).toBe(200);
+      expect(again.headers.get("idempotent-replayed")).toBe("true");
+      expect(again.body).toEqual(first.body);
+    }
+    expect((await viaOther.get("/v1/organizations/retrier/databases")).body.databases).toHaveLength(1);
   });
 
   it("shows a process that stopped as not live to the other", async () => {

@@ -1,4 +1,5 @@
 import { z } from "@hono/zod-openapi";
+import { revokeDatabaseToken, revokeGroupToken } from "../../domain/db-token-revocation.js";
 import {
   mintDatabaseToken,
   mintGroupToken,
@@ -9,6 +10,14 @@ import {
 import { InvalidError } from "../../errors.js";
 import { DatabaseParams, GroupParams, optional } from "../params.js";
 import { type Route, route } from "../route.js";
+
+const RevokeBody = z.object({
+  token: optional(z.string()).openapi({ description: "The token to revoke." }),
+  id: optional(z.string()).openapi({ description: "Or its id: the token's `jti` claim." }),
+});
+const RevokeAnswer = z.object({
+  revoked: z.string().openapi({ description: "The revoked token's id (jti)." }),
+});
 
 const TokenQuery = z.object({
   expiration: optional(z.string()).openapi({
@@ -108,5 +117,41 @@ export const databaseTokenRoutes: Route[] = [
       await rotateGroupTokens(ctx, params.organizationName, params.groupName);
       return {};
     },
+  }),
+  route({
+    method: "post",
+    path: "/v1/organizations/{organizationName}/databases/{databaseName}/auth/tokens/revoke",
+    summary: "Revoke one database token (Shoal)",
+    description:
+      "The token sent (or the token with that `jti`) stops working from the next request; the database's other tokens go on working. Revoking a token twice is not an error. Needs the rights of a rotation.",
+    tags: ["Databases"],
+    params: DatabaseParams,
+    body: RevokeBody,
+    response: RevokeAnswer,
+    errors: {
+      400: "Neither or both of token and id, a token not issued by this Shoal, or a token of another database.",
+      404: "could not find database with name <name>: record not found",
+    },
+    handler: async ({ ctx, params, body }) => ({
+      revoked: await revokeDatabaseToken(ctx, params.organizationName, params.databaseName, body),
+    }),
+  }),
+  route({
+    method: "post",
+    path: "/v1/organizations/{organizationName}/groups/{groupName}/auth/tokens/revoke",
+    summary: "Revoke one group token (Shoal)",
+    description:
+      "The group token sent (or the one with that `jti`) stops working on every database of the group from the next request.",
+    tags: ["Groups"],
+    params: GroupParams,
+    body: RevokeBody,
+    response: RevokeAnswer,
+    errors: {
+      400: "Neither or both of token and id, a token not issued by this Shoal, or a token of another group.",
+      404: "group not found",
+    },
+    handler: async ({ ctx, params, body }) => ({
+      revoked: await revokeGroupToken(ctx, params.organizationName, params.groupName, body),
+    }),
   }),
 ];

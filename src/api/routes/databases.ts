@@ -1,5 +1,6 @@
 import { z } from "@hono/zod-openapi";
 import { createDatabase, deleteDatabase, getDatabase, listDatabases } from "../../domain/databases.js";
+import { FORWARDED_HEADER } from "../forward.js";
 import { DatabaseParams, OrgParams, optional, PageQuery, PaginationWire } from "../params.js";
 import { type Route, route } from "../route.js";
 import { CreatedDatabaseWire, DatabaseWire, databaseWire } from "../wire/database.js";
@@ -115,7 +116,8 @@ export const databaseRoutes: Route[] = [
         seed: body.seed,
         isSchema: body.is_schema,
         schema: body.schema,
-        host: c.req.header("host"),
+        // On a call another node forwarded, the address the caller used is in X-Forwarded-Host.
+        host: (c.req.header(FORWARDED_HEADER) && c.req.header("x-forwarded-host")) || c.req.header("host"),
       });
       return { database: { DbId: d.id, Hostname: d.hostname, Name: d.name } };
     },

@@ -71,6 +71,8 @@ const InviteIdParams = z.object({
     .number()
     .int()
     .positive()
+    // Invite ids are 32-bit in the store: a larger one names no invite.
+    .max(2_147_483_647)
     .openapi({ param: { name: "id", in: "path" }, description: "Invite id.", example: 7 }),
 });
 

@@ -71,6 +71,8 @@ export class HranaStream implements SqlStream {
   private closed = false;
   /** DDL of the open transaction on a schema database, passed on once it commits. */
   private ddl: string[] = [];
+  /** Savepoints of the open transaction, with how many schema changes preceded each. */
+  private savepoints: Array<{ name: string; ddl: number }> = [];
 
   constructor(
     public access: DataAccess,
@@ -195,7 +197,7 @@ export class HranaStream implements SqlStream {
     let committed = false;
     try {
       const result = conn.execute(p, args, wantRows);
-      if (this.access.database.is_schema === 1 && isSchemaChange(p.info.sql)) this.ddl.push(p.info.sql);
+      if (this.access.database.is_schema === 1) this.trackSchemaChange(p.info.sql);
       committed = p.info.kind !== "rollback";
       const db = this.access.database;
       this.services.meter.record(
@@ -226,7 +228,7 @@ export class HranaStream implements SqlStream {
     this.conn ??= this.services.pool.checkout(this.access.path);
     const db = this.access.database;
     this.conn.configure({
-      queryOnly: !this.access.canWrite || db.block_writes === 1,
+      queryOnly: !this.access.canWrite || db.block_writes === 1 || db.org_blocked_writes === 1,
       maxPageCount: db.size_limit ? Math.floor(parseSizeLimit(db.size_limit) / 4096) : 0,
     });
     return this.conn;
@@ -247,6 +249,33 @@ export class HranaStream implements SqlStream {
     this.txnTimer.unref();
   }
 
+  /**
+   * Records a schema change of a schema database for its followers, minding savepoints: a change
+   * undone by ROLLBACK TO must not reach them (it would fail its check on every child).
+   */
+  private trackSchemaChange(sql: string): void {
+    const savepoint = /^savepoint\s+("?)([^";\s]+)\1/i.exec(sql);
+    if (savepoint) {
+      this.savepoints.push({ name: savepoint[2]!.toLowerCase(), ddl: this.ddl.length });
+      return;
+    }
+    const undo = /^rollback(?:\s+transaction)?\s+to\s+(?:savepoint\s+)?("?)([^";\s]+)\1/i.exec(sql);
+    const release = /^release\s+(?:savepoint\s+)?("?)([^";\s]+)\1/i.exec(sql);
+    const named = (undo ?? release)?.[2]?.toLowerCase();
+    if (named !== undefined) {
+      const at = this.savepoints.map((s) => s.name).lastIndexOf(named);
+      if (at < 0) return;
+      if (undo) {
+        this.ddl.length = this.savepoints[at]!.ddl;
+        this.savepoints.length = at + 1;
+      } else {
+        this.savepoints.length = at;
+      }
+      return;
+    }
+    if (isSchemaChange(sql)) this.ddl.push(sql);
+  }
+
   private releaseLock(): void {
     if (!this.holdsLock) return;
     this.holdsLock = false;
@@ -259,6 +288,7 @@ export class HranaStream implements SqlStream {
     this.endTransactionTimer();
     // Still holding the write lock: no other writer can commit before the frames are recorded.
     if (this.holdsLock) this.services.frameLogs.afterWrite(conn);
+    this.savepoints = [];
     if (this.ddl.length > 0) {
       const statements = this.ddl;
       this.ddl = [];

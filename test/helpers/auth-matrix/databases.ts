@@ -45,6 +45,13 @@ export const databasesMatrix: Record<string, MatrixEntry> = {
     viewer: "deny",
     path: (f) => `${o(f)}/databases/${f.database}/auth/rotate`,
   },
+  "POST /v1/organizations/{organizationName}/databases/{databaseName}/auth/tokens/revoke": {
+    kind: "org",
+    scope: "db:rotate-creds",
+    viewer: "deny",
+    path: (f) => `${o(f)}/databases/${f.database}/auth/tokens/revoke`,
+    body: { id: "matrix-token-id" },
+  },
   "GET /v1/organizations/{organizationName}/databases/{databaseName}/configuration": {
     kind: "org",
     scope: "read",

@@ -50,6 +50,13 @@ export const groupsMatrix: Record<string, MatrixEntry> = {
     viewer: "deny",
     path: (f) => `${o(f)}/groups/${f.group}/auth/rotate`,
   },
+  "POST /v1/organizations/{organizationName}/groups/{groupName}/auth/tokens/revoke": {
+    kind: "org",
+    scope: "group:rotate-creds",
+    viewer: "deny",
+    path: (f) => `${o(f)}/groups/${f.group}/auth/tokens/revoke`,
+    body: { id: "matrix-token-id" },
+  },
   "GET /v1/organizations/{organizationName}/groups/{groupName}/locations/{location}/wait": {
     kind: "org",
     scope: "read",
