@@ -255,6 +255,8 @@ export class HranaHttp {
     const text = readBody(req);
     text.catch(() => {});
     const a = await this.access(req, route);
+    if (a.replicaOf !== undefined)
+      throw new ForbiddenError("a replication token only syncs", "AUTH_REPLICATION_ONLY");
     const body = await readJson(text);
     const batch = parseBatch(body.batch);
     const { id, stream } = this.streamFor(a, batonOf(body), route);

@@ -32,9 +32,9 @@ export function routeRequest(host: string | undefined, url: string, dbDomain: st
   if (rep?.[1]) return { locator: { id: rep[1] }, viaHost: false, path: rep[2] || "/" };
   const m = PATH.exec(path);
   if (m?.[1] && m[2]) {
-    const [name, location] = decodeURIComponent(m[2]).split("@", 2) as [string, string | undefined];
+    const [name, location] = decoded(m[2]).split("@", 2) as [string, string | undefined];
     const route: DataRoute = {
-      locator: { orgSlug: decodeURIComponent(m[1]), name },
+      locator: { orgSlug: decoded(m[1]), name },
       viaHost: false,
       path: m[3] || "/",
     };
@@ -42,6 +42,18 @@ export function routeRequest(host: string | undefined, url: string, dbDomain: st
     return route;
   }
   return undefined;
+}
+
+/**
+ * A path segment with its percent-escapes decoded; a malformed escape is kept as written (no
+ * database or organization has such a name, so the request finds nothing instead of failing).
+ */
+function decoded(segment: string): string {
+  try {
+    return decodeURIComponent(segment);
+  } catch {
+    return segment;
+  }
 }
 
 /**

@@ -4,7 +4,7 @@ import { type WebSocket, WebSocketServer } from "ws";
 import type { Deps } from "../domain/context.js";
 import { type DataAccess, openDataAccess } from "../domain/data-access.js";
 import type { DatabaseLocator } from "../domain/directory.js";
-import { AppError } from "../errors.js";
+import { AppError, ForbiddenError } from "../errors.js";
 import type { ClientAddress } from "./client-address.js";
 import { batchCursorEntries } from "./hrana/cursor.js";
 import { dispatch } from "./hrana/dispatch.js";
@@ -130,6 +130,9 @@ class HranaWsConnection {
   private async authenticate(): Promise<DataAccess | undefined> {
     try {
       const access = await openDataAccess(this.deps, this.locator, this.jwt, "sql", this.peer);
+      if (access.replicaOf !== undefined) {
+        throw new ForbiddenError("a replication token only syncs", "AUTH_REPLICATION_ONLY");
+      }
       for (const s of this.streams.values()) if (s.stream) s.stream.access = access;
       this.send({ type: "hello_ok" });
       return access;
@@ -209,6 +212,9 @@ class HranaWsConnection {
         this.cursors.set(cursorId, cursor);
         cursor.ready = this.enqueue(entry, async () => {
           if (batch.type !== "batch" || !entry.stream) return;
+          // Checked again for every request, as for the others: a rotation, a revocation or a
+          // changed allowlist applies to a socket that stays open.
+          entry.stream.access = await openDataAccess(this.deps, this.locator, this.jwt, "sql", this.peer);
           cursor.entries = batchCursorEntries(await entry.stream.batch(batch.batch));
           this.respond(id, { type: "open_cursor" });
         });

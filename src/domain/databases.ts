@@ -194,6 +194,9 @@ async function commitCreate(
   const { built } = made;
   return deps.store.write(async (r) => {
     const { org, group } = await place(r, ctx, slug, input);
+    // The insert bumps the organization's count (a trigger): take its row before the group's,
+    // the order every transaction locks them in.
+    await r.organizations.lockAll([org.id]);
     await requireQuota(r, org, "databases");
     await r.groups.lock(group.id);
     if (built.schemaId) {
@@ -315,7 +318,9 @@ export async function getDatabase(ctx: Ctx, slug: string, name: string): Promise
 export async function deleteDatabase(ctx: Ctx, slug: string, name: string): Promise<void> {
   const { dbId, primary, locations } = await ctx.deps.store.write(async (r) => {
     const { org, db: row } = await requireDatabase(r, ctx.actor, slug, name, "db:delete");
-    // Locked before the checks below, so a child committed meanwhile is seen (see commitCreate).
+    // Locked before the checks below, so a child committed meanwhile is seen (see commitCreate);
+    // the organization first, as the deletion updates its count.
+    await r.organizations.lockAll([org.id]);
     await r.databases.lock(row.id);
     if (row.delete_protection === 1) {
       throw new InvalidError(

@@ -105,6 +105,8 @@ export async function getGroup(ctx: Ctx, slug: string, name: string): Promise<Gr
 export async function deleteGroup(ctx: Ctx, slug: string, name: string): Promise<Group> {
   const { group, instances } = await ctx.deps.store.write(async (r) => {
     const { org } = await requireOrgAccess(r, ctx.actor, slug, "group:delete");
+    // The organization before the group (its counts change), as in every transaction.
+    await r.organizations.lockAll([org.id]);
     const group = await loadGroup(r, org.id, name);
     if (!group) throw groupNotFound();
     if (group.deleteProtection) {

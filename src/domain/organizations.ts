@@ -68,6 +68,8 @@ export async function createOrganization(
     blocked_writes: 0,
     created_at: now,
     plan: DEFAULT_PLAN,
+    database_count: 0,
+    group_count: 0,
   };
   const taken = () => new ConflictError(`organization ${slug} already exists`);
   if (input.dryRun) {

@@ -2,7 +2,8 @@ import { mkdirSync } from "node:fs";
 import path from "node:path";
 import Database from "libsql";
 import { finishDatabaseFile, removeDatabaseFile } from "./snapshot.js";
-import { type StatementInfo, splitStatements } from "./sql-lexer.js";
+import { fileFunctionIn } from "./sql-guard.js";
+import { pragmaOf, type StatementInfo, splitStatements } from "./sql-lexer.js";
 
 /** A dump that can't be loaded: a refused statement, or one SQLite failed to run. */
 export class DumpError extends Error {}
@@ -36,10 +37,10 @@ const DUMP_PRAGMAS = new Set([
 export function refusalOf(info: StatementInfo): string | undefined {
   if (info.kind === "attach" || info.kind === "detach") return "ATTACH and DETACH are not allowed in a dump";
   if (/^vacuum\b[\s\S]*\binto\b/i.test(info.sql)) return "VACUUM INTO is not allowed in a dump";
-  const pragma = /^pragma\s+(?:[A-Za-z_]\w*\s*\.\s*)?([A-Za-z_]\w*)/i.exec(info.sql);
-  if (pragma && !DUMP_PRAGMAS.has(pragma[1]!.toLowerCase())) {
-    return `PRAGMA ${pragma[1]} is not allowed in a dump`;
-  }
+  const named = fileFunctionIn(info.sql);
+  if (named) return `${named}() is not allowed in a dump`;
+  const pragma = pragmaOf(info.sql);
+  if (pragma && !DUMP_PRAGMAS.has(pragma.name)) return `PRAGMA ${pragma.name} is not allowed in a dump`;
   return undefined;
 }
 

@@ -64,12 +64,22 @@ export class ConnectionPool {
   }
 
   /** Returns a connection. One left inside a transaction is rolled back first. */
-  checkin(conn: EngineConnection): void {
+  checkin(conn: EngineConnection, attached: readonly string[] = []): void {
     const entry = this.entries.get(conn.path);
     if (entry) entry.inUse--;
     if (!conn.isClosed && conn.inTransaction) {
       try {
         conn.exec("ROLLBACK");
+      } catch {
+        this.closeConnection(conn);
+      }
+    }
+    // Databases a caller attached must not stay visible to the next caller of this connection,
+    // whose token may not grant them: detach them, or close the connection if that fails.
+    for (const alias of attached) {
+      if (conn.isClosed) break;
+      try {
+        conn.exec(`DETACH ${alias}`);
       } catch {
         this.closeConnection(conn);
       }

@@ -307,7 +307,6 @@ class StatementScanner {
   scan(params: ParamCollector | null): boolean {
     const lx = this.lexer;
     this.reset();
-    let _afterDot = false;
     for (;;) {
       const t = lx.next();
       if (t === EOF) break;
@@ -316,19 +315,16 @@ class StatementScanner {
         if (this.trigger < 0 || this.trigger === 2) break;
         this.trigger = 1;
         this.last = lx.end;
-        _afterDot = false;
         continue;
       }
       if (this.first < 0) this.first = lx.start;
       this.last = lx.end;
       if (this.state !== S_DONE) this.feed(t);
-      // After a dot a word is a column or table name (`new.end`), never a keyword.
+      // Only an END right after a `;` inside the trigger closes it (see `trigger`).
       if (this.trigger >= 0) {
-        const lx2 = this.lexer;
-        this.trigger = this.trigger === 1 && t === WORD && wordIs(lx2.src, lx2.start, lx2.end, "end") ? 2 : 0;
+        this.trigger = this.trigger === 1 && t === WORD && wordIs(lx.src, lx.start, lx.end, "end") ? 2 : 0;
       }
       if (t === PARAM && params !== null) params.add(lx.src, lx.start, lx.end);
-      _afterDot = t === PUNCT && lx.src.charCodeAt(lx.start) === CH_DOT;
     }
     return this.first >= 0;
   }
@@ -634,4 +630,46 @@ export function statementParameters(sql: string): Array<string | null> {
   const params = new ParamCollector();
   scanner.scan(params);
   return params.names;
+}
+
+/** The identifier a WORD or quoted-identifier token spells, unquoted and lowercased. */
+function identifierOf(lx: Lexer, t: number): string | undefined {
+  if (t === WORD) return lx.src.slice(lx.start, lx.end).toLowerCase();
+  if (t !== QUOTED_ID) return undefined;
+  const raw = lx.src.slice(lx.start, lx.end);
+  const open = raw[0]!;
+  const inner = raw.slice(1, -1);
+  return (open === "[" ? inner : inner.split(open + open).join(open)).toLowerCase();
+}
+
+/**
+ * Every identifier in the SQL (bare or quoted, unquoted and lowercased), strings and comments
+ * left out: for refusing statements that name a function, however it is spelled.
+ */
+export function identifiersIn(sql: string): Set<string> {
+  const lx = new Lexer(sql);
+  const out = new Set<string>();
+  for (let t = lx.next(); t !== EOF; t = lx.next()) {
+    const id = identifierOf(lx, t);
+    if (id !== undefined) out.add(id);
+  }
+  return out;
+}
+
+/**
+ * The PRAGMA a statement runs and its form: `read` (`PRAGMA x`), `assign` (`PRAGMA x = v`) or
+ * `call` (`PRAGMA x(v)`). Names are read the way SQLite reads them: quoted or bare, with or
+ * without a schema, comments anywhere. Undefined for a statement that isn't a PRAGMA.
+ */
+export function pragmaOf(sql: string): { name: string; form: "read" | "assign" | "call" } | undefined {
+  const lx = new Lexer(sql);
+  if (identifierOf(lx, lx.next()) !== "pragma" || lx.type === QUOTED_ID) return undefined;
+  let name = identifierOf(lx, lx.next()) ?? "";
+  let t = lx.next();
+  if (t === PUNCT && sql.charCodeAt(lx.start) === CH_DOT) {
+    name = identifierOf(lx, lx.next()) ?? "";
+    t = lx.next();
+  }
+  const c = t === PUNCT ? sql.charCodeAt(lx.start) : 0;
+  return { name, form: c === CH_EQ ? "assign" : c === CH_LPAREN ? "call" : "read" };
 }

@@ -54,21 +54,30 @@ export function databasesRepo(ex: Executor) {
       .selectFrom("databases as d")
       .innerJoin("groups as g", "g.id", "d.group_id")
       .innerJoin("organizations as o", "o.id", "d.org_id")
-      // Only same-organization names: a transferred branch must not reveal another tenant's names.
-      .leftJoin("databases as p", (j) =>
-        j.onRef("p.id", "=", "d.parent_id").onRef("p.org_id", "=", "d.org_id"),
-      )
-      .leftJoin("databases as s", (j) =>
-        j.onRef("s.id", "=", "d.schema_id").onRef("s.org_id", "=", "d.org_id"),
-      )
       .selectAll("d")
       .select([
         "o.slug as org_slug",
         "g.name as group_name",
         "g.primary_location",
         "g.archived as group_archived",
-        "p.name as parent_name",
-        "s.name as schema_name",
+      ])
+      // Names of the parent and the schema database, by primary key for each row returned. (As
+      // self-joins, a PostgreSQL planner with stale statistics nested-loops them over the whole
+      // organization: quadratic in its databases.) Only same-organization names: a transferred
+      // branch must not reveal another tenant's names.
+      .select((eb) => [
+        eb
+          .selectFrom("databases as p")
+          .select("p.name")
+          .whereRef("p.id", "=", "d.parent_id")
+          .whereRef("p.org_id", "=", "d.org_id")
+          .as("parent_name"),
+        eb
+          .selectFrom("databases as s")
+          .select("s.name")
+          .whereRef("s.id", "=", "d.schema_id")
+          .whereRef("s.org_id", "=", "d.org_id")
+          .as("schema_name"),
       ]);
 
   const forDataPlane = () =>

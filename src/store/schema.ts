@@ -24,6 +24,9 @@ export interface OrganizationsTable {
   blocked_reads: number;
   blocked_writes: number;
   created_at: string;
+  /** Kept by triggers (migration 0008): how many databases and groups the organization holds. */
+  database_count: Generated<number>;
+  group_count: Generated<number>;
 }
 
 export interface MembersTable {

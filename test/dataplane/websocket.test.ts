@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import WebSocket from "ws";
 import { setupDatabase, type TestDatabase } from "../helpers/dataplane.js";
+import { openHranaSocket } from "../helpers/hrana-ws.js";
 import { startTestShoal, type TestShoal } from "../helpers/shoal.js";
 
 let h: TestShoal;
@@ -12,41 +13,8 @@ beforeAll(async () => {
 });
 afterAll(() => h.close());
 
-/** A raw Hrana WebSocket: send messages, await replies by request id. */
-async function open(protocols: string[], url = db.urls.wsPath) {
-  const ws = new WebSocket(url, protocols);
-  const inbox: any[] = [];
-  const waiting: Array<() => void> = [];
-  ws.on("message", (d) => {
-    inbox.push(JSON.parse(d.toString()));
-    for (const w of waiting.splice(0)) w();
-  });
-  await new Promise<void>((resolve, reject) => {
-    ws.once("open", () => resolve());
-    ws.once("error", reject);
-  });
-  const next = async (pred: (m: any) => boolean): Promise<any> => {
-    for (;;) {
-      const i = inbox.findIndex(pred);
-      if (i >= 0) return inbox.splice(i, 1)[0];
-      await new Promise<void>((r) => waiting.push(r));
-    }
-  };
-  const closed = new Promise<number>((r) => ws.once("close", (code) => r(code)));
-  let id = 0;
-  const request = async (request: unknown) => {
-    const request_id = ++id;
-    ws.send(JSON.stringify({ type: "request", request_id, request }));
-    return next((m) => m.request_id === request_id);
-  };
-  return {
-    ws,
-    next,
-    request,
-    closed,
-    hello: (jwt: string | null) => ws.send(JSON.stringify({ type: "hello", jwt })),
-  };
-}
+/** A raw Hrana WebSocket to the test database (or `url`). */
+const open = (protocols: string[], url = db.urls.wsPath) => openHranaSocket(url, protocols);
 
 describe("Hrana over WebSocket", () => {
   it("prefers hrana3 when offered, and answers hrana2 clients with hrana2", async () => {

@@ -1,5 +1,7 @@
 import type { DataAccess } from "../../domain/data-access.js";
 import type { Prepared } from "../../engine/connection.js";
+import { fileFunctionIn } from "../../engine/sql-guard.js";
+import { pragmaOf } from "../../engine/sql-lexer.js";
 import { HranaError } from "./errors.js";
 
 /** A database a client may name in `ATTACH`. */
@@ -13,31 +15,68 @@ export interface AttachTarget {
 const NEVER_BLOCKED = new Set(["commit", "rollback", "savepoint", "attach", "detach"]);
 
 /**
- * PRAGMAs a client may not set: each one would undo a guarantee the server gives every tenant
- * (read-only tokens and blocked writes use query_only; size limits use max_page_count; a busy
- * timeout would freeze the shared event loop; the journal mode and checkpoints belong to the
- * server's WAL handling; heap limits and threads are process-wide).
+ * PRAGMAs a client may set (`PRAGMA x = v`): settings of its own session or database that can't
+ * undo a guarantee the server gives every tenant. Everything else that sets or calls is refused:
+ * query_only carries read-only tokens and blocked writes, max_page_count the size limit, a busy
+ * timeout would freeze the shared event loop, the journal mode and checkpoints belong to the
+ * server's WAL and replication, and heap limits and threads are process-wide.
  */
-const SERVER_PRAGMAS = new Set([
-  "query_only",
-  "max_page_count",
-  "page_size",
-  "busy_timeout",
-  "journal_mode",
-  "locking_mode",
-  "synchronous",
-  "wal_autocheckpoint",
-  "wal_checkpoint",
-  "journal_size_limit",
-  "mmap_size",
-  "temp_store_directory",
-  "data_store_directory",
-  "writable_schema",
-  "hard_heap_limit",
-  "soft_heap_limit",
-  "threads",
-  "cache_size",
+const SETTABLE_PRAGMAS = new Set([
+  "foreign_keys",
+  "defer_foreign_keys",
+  "recursive_triggers",
+  "ignore_check_constraints",
+  "legacy_alter_table",
+  "reverse_unordered_selects",
+  "case_sensitive_like",
+  "automatic_index",
+  "cell_size_check",
+  "user_version",
+  "application_id",
+  "analysis_limit",
 ]);
+
+/** PRAGMAs a client may call with an argument (`PRAGMA x(v)`): they only read or check. */
+const CALLABLE_PRAGMAS = new Set([
+  "table_info",
+  "table_xinfo",
+  "table_list",
+  "index_list",
+  "index_info",
+  "index_xinfo",
+  "foreign_key_list",
+  "foreign_key_check",
+  "integrity_check",
+  "quick_check",
+  "optimize",
+  ...SETTABLE_PRAGMAS,
+]);
+
+/** PRAGMAs that act even in their plain form: `PRAGMA wal_checkpoint` checkpoints. */
+const ACTING_PRAGMAS = new Set(["wal_checkpoint", "shrink_memory"]);
+
+/**
+ * Throws when a statement may never run on the server, whoever asks. It must be called before
+ * the statement is even prepared: SQLite applies many PRAGMAs while compiling them.
+ */
+export function refuseForbidden(sql: string): void {
+  const refused = forbiddenUse(sql);
+  if (refused) throw unsupported(refused);
+}
+
+/** Why a statement may never run on the server, whoever asks; undefined when it may. */
+export function forbiddenUse(sql: string): string | undefined {
+  const named = fileFunctionIn(sql);
+  if (named) return `${named}() reaches the server's files and is not available`;
+  const pragma = /^\s*pragma\b|^\s*(?:--|\/\*)/i.test(sql) ? pragmaOf(sql) : undefined;
+  if (pragma) {
+    const { name, form } = pragma;
+    if (form === "assign" && !SETTABLE_PRAGMAS.has(name)) return `PRAGMA ${name} is managed by the server`;
+    if (form === "call" && !CALLABLE_PRAGMAS.has(name)) return `PRAGMA ${name} is managed by the server`;
+    if (form === "read" && ACTING_PRAGMAS.has(name)) return `PRAGMA ${name} is managed by the server`;
+  }
+  return undefined;
+}
 
 const ATTACH =
   /^attach\s+(?:database\s+)?(?:'((?:[^']|'')*)'|"((?:[^"]|"")*)"|`([^`]*)`|\[([^\]]*)\]|([A-Za-z0-9_-]+))\s+as\s+([\s\S]+)$/i;
@@ -83,19 +122,9 @@ export function authorizeStatement(p: Prepared, access: DataAccess): Verdict {
   if (kind === "write" && /^vacuum\b[\s\S]*\binto\b/i.test(sql)) {
     throw unsupported("VACUUM INTO would write a file outside the database");
   }
-  if (kind !== "read" && kind !== "write") {
-    if (kind === "attach") return parseAttach(sql);
-    return undefined;
-  }
-  if (/^pragma\b/i.test(sql)) {
-    // Judged by form, not by SQLite's read-only flag: setting query_only counts as "read-only"
-    // for SQLite, yet it would switch off the protection read-only tokens rely on.
-    const m = /^pragma\s+(?:[A-Za-z_]\w*\s*\.\s*)?([A-Za-z_]\w*)\s*([=(])?/i.exec(sql);
-    const name = m?.[1]?.toLowerCase();
-    if (name && SERVER_PRAGMAS.has(name) && (m?.[2] !== undefined || name === "wal_checkpoint")) {
-      throw unsupported(`PRAGMA ${name} is managed by the server`);
-    }
-  }
+  // Checked before preparing too (see refuseForbidden); again here for callers that prepare elsewhere.
+  refuseForbidden(sql);
+  if (kind === "attach") return parseAttach(sql);
   return undefined;
 }
 

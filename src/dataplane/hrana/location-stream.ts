@@ -4,7 +4,7 @@ import type { UsageMeter } from "../../domain/usage-meter.js";
 import { bindArguments, type ExecResult, type SqlValue } from "../../engine/connection.js";
 import type { FrameLogs } from "../../engine/frame-logs.js";
 import { splitStatements, statementParameters } from "../../engine/sql-lexer.js";
-import { orgBlocked } from "./authorize.js";
+import { forbiddenUse, orgBlocked } from "./authorize.js";
 import { HranaError, toHranaError } from "./errors.js";
 import type { Batch, Stmt } from "./requests.js";
 import type { SqlStore } from "./sql-store.js";
@@ -115,6 +115,13 @@ export class LocationStream implements SqlStream {
     if (db.block_reads === 1)
       throw new HranaError("BLOCKED", "Operation was blocked: reads are blocked on this database");
     if (db.org_blocked_reads === 1) throw orgBlocked("reads", db.org_slug);
+    const refused = forbiddenUse(sql);
+    if (refused) {
+      throw new HranaError(
+        "SQL_PARSE_ERROR",
+        `SQL string could not be parsed: unsupported statement: ${refused}`,
+      );
+    }
     if (this.mustSee > 0) {
       const caughtUp = await this.services.replicas.waitFor(
         db.id,

@@ -6,7 +6,13 @@ import type { FrameLogs } from "../../engine/frame-logs.js";
 import type { ConnectionPool } from "../../engine/pool.js";
 import { splitStatements } from "../../engine/sql-lexer.js";
 import { isSchemaChange, refuseOnFollower } from "../schema-changes.js";
-import { type AttachTarget, attachStatement, authorizeStatement, type Verdict } from "./authorize.js";
+import {
+  type AttachTarget,
+  attachStatement,
+  authorizeStatement,
+  refuseForbidden,
+  type Verdict,
+} from "./authorize.js";
 import { HranaError, ProtocolError, toHranaError } from "./errors.js";
 import type { Batch, Condition, Stmt } from "./requests.js";
 import type { SqlStore } from "./sql-store.js";
@@ -71,6 +77,8 @@ export class HranaStream implements SqlStream {
   private closed = false;
   /** DDL of the open transaction on a schema database, passed on once it commits. */
   private ddl: string[] = [];
+  /** Aliases this stream attached on its connection: detached before the connection is reused. */
+  private attached: string[] = [];
   /** Savepoints of the open transaction, with how many schema changes preceded each. */
   private savepoints: Array<{ name: string; ddl: number }> = [];
 
@@ -151,9 +159,10 @@ export class HranaStream implements SqlStream {
     this.ddl = [];
     this.endTransactionTimer();
     if (this.conn) {
-      this.services.pool.checkin(this.conn);
+      this.services.pool.checkin(this.conn, this.attached);
       this.conn = undefined;
     }
+    this.attached = [];
     this.releaseLock();
   }
 
@@ -190,7 +199,10 @@ export class HranaStream implements SqlStream {
     } catch (e) {
       throw toHranaError(e, "prepare");
     }
-    return this.exec(this.connection(), this.prepare(sql), args, wantRows);
+    if (this.closed) throw new ProtocolError("Stream for this baton was closed");
+    const result = this.exec(this.connection(), this.prepare(sql), args, wantRows);
+    this.attached.push(verdict.alias);
+    return result;
   }
 
   private exec(conn: EngineConnection, p: Prepared, args: SqlArgs, wantRows: boolean): ExecResult {
@@ -216,6 +228,7 @@ export class HranaStream implements SqlStream {
   }
 
   private prepare(sql: string): Prepared {
+    refuseForbidden(sql);
     try {
       return this.connection().prepare(sql);
     } catch (e) {
@@ -236,7 +249,17 @@ export class HranaStream implements SqlStream {
 
   private async takeLock(): Promise<void> {
     const lock = this.services.pool.writeLock(this.access.path);
-    await lock.acquire(this, this.services.limits.lockWaitMs, () => this.onContention());
+    try {
+      await lock.acquire(this, this.services.limits.lockWaitMs, () => this.onContention());
+    } catch (e) {
+      throw toHranaError(e);
+    }
+    // Closed while waiting (its WebSocket went away): its connection is back in the pool, so
+    // nothing may run on it, and the lock must go to the next writer rather than stay held.
+    if (this.closed) {
+      lock.release(this);
+      throw new ProtocolError("Stream for this baton was closed");
+    }
     this.holdsLock = true;
     this.lockedAt = performance.now();
   }

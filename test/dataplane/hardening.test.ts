@@ -1,0 +1,191 @@
+/**
+ * What no token may do through SQL, however it spells it: reach the server's files, change the
+ * settings the server relies on, keep another database attached for the next caller, or wedge a
+ * database's writes by going away while waiting for its lock.
+ */
+import { existsSync } from "node:fs";
+import path from "node:path";
+import { createClient } from "@libsql/client";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { mintToken, pipeline, setupDatabase, sql, type TestDatabase } from "../helpers/dataplane.js";
+import { openHranaSocket } from "../helpers/hrana-ws.js";
+import { startTestShoal, type TestShoal } from "../helpers/shoal.js";
+
+let h: TestShoal;
+let db: TestDatabase;
+let readOnly: string;
+
+beforeAll(async () => {
+  h = await startTestShoal();
+  db = await setupDatabase(h);
+  readOnly = await mintToken(db.user, db.org, db.name, "?authorization=read-only");
+  const r = await pipeline(db.urls.httpPath, db.token, {
+    requests: [sql("create table t (v)"), sql("insert into t values (1)")],
+  });
+  expect(r.status).toBe(200);
+});
+afterAll(() => h.close());
+
+/** The error code of one statement, or "ok". */
+async function outcome(statement: string, token = db.token, base = db.urls.httpPath): Promise<string> {
+  const r = await pipeline(base, token, { requests: [sql(statement)] });
+  expect(r.status, JSON.stringify(r.body)).toBe(200);
+  const first = r.body.results[0];
+  return first.type === "ok" ? "ok" : `${first.error.code}: ${first.error.message}`;
+}
+
+describe("the server's files", () => {
+  it("can't be read, listed or written through SQLite's file functions, however they are spelled", async () => {
+    const keys = path.join(h.dataDir, "keys");
+    const planted = path.join(h.dataDir, "planted");
+    for (const token of [db.token, readOnly]) {
+      for (const statement of [
+        `SELECT name FROM fsdir('${keys}')`,
+        `SELECT readfile('${path.join(keys, "db-tokens.jwk")}')`,
+        `SELECT "readfile"('${path.join(keys, "db-tokens.jwk")}')`,
+        `SELECT [ReadFile]('${path.join(keys, "db-tokens.jwk")}')`,
+        `SELECT writefile('${planted}', 'x')`,
+        `SELECT lsmode(1)`,
+        `SELECT load_extension('/tmp/nothing')`,
+      ]) {
+        expect(await outcome(statement, token)).toMatch(/^SQL_PARSE_ERROR: .*not available/);
+      }
+    }
+    expect(existsSync(planted)).toBe(false);
+    // A string that merely mentions one is fine.
+    expect(await outcome("SELECT 'readfile(x)' AS text")).toBe("ok");
+  });
+
+  it("stay out of reach on a replica location's reads too", async () => {
+    const added = await db.user.api.post(
+      `/v1/organizations/${db.org}/groups/default/locations/aws-eu-west-1`,
+    );
+    expect(added.status, added.text).toBe(200);
+    const replica = `${h.url}/db/${db.org}/${db.name}@aws-eu-west-1/`;
+    expect(await outcome(`SELECT name FROM fsdir('${h.dataDir}')`, db.token, replica)).toMatch(
+      /not available/,
+    );
+  });
+});
+
+describe("PRAGMAs the server relies on", () => {
+  it("can't be set in any spelling: quoted, bracketed, with a schema or a comment", async () => {
+    for (const statement of [
+      'PRAGMA "busy_timeout" = 99999',
+      "PRAGMA [max_page_count] = 10",
+      "PRAGMA busy_timeout/**/= 1",
+      'PRAGMA main."journal_mode" = DELETE',
+      'PRAGMA "hard_heap_limit" = 1',
+      'PRAGMA "wal_checkpoint"(TRUNCATE)',
+      "PRAGMA wal_checkpoint",
+      "PRAGMA query_only = 0",
+      "PRAGMA `wal_autocheckpoint` = 1",
+    ]) {
+      expect(await outcome(statement), statement).toMatch(/^SQL_PARSE_ERROR: .*managed by the server/);
+    }
+    expect(await outcome("PRAGMA query_only = 0", readOnly)).toMatch(/managed by the server/);
+  });
+
+  it("leaves a database's own settings and read-only PRAGMAs to its clients", async () => {
+    for (const statement of [
+      "PRAGMA foreign_keys = ON",
+      "PRAGMA user_version = 3",
+      "PRAGMA table_info('t')",
+      "PRAGMA journal_mode",
+      "PRAGMA integrity_check",
+    ]) {
+      expect(await outcome(statement), statement).toBe("ok");
+    }
+  });
+});
+
+describe("connections shared between callers", () => {
+  it("don't keep a database attached by one caller for the next", async () => {
+    const other = await setupDatabase(h, { user: db.user });
+    await createClient({ url: other.urls.httpPath, authToken: other.token }).executeMultiple(
+      "CREATE TABLE secret (v TEXT); INSERT INTO secret VALUES ('only for the granted');",
+    );
+    await db.user.api.patch(`/v1/organizations/${db.org}/databases/${other.name}/configuration`, {
+      allow_attach: true,
+    });
+    const granted = await mintToken(db.user, db.org, db.name, "", {
+      permissions: { read_attach: { databases: [other.name] } },
+    });
+    const attached = await pipeline(db.urls.httpPath, granted, {
+      requests: [sql(`ATTACH '${other.name}' AS o`), sql("SELECT v FROM o.secret"), { type: "close" }],
+    });
+    expect(attached.body.results[1].type).toBe("ok");
+    for (let i = 0; i < 5; i++) {
+      expect(await outcome("SELECT v FROM o.secret", readOnly)).toMatch(/no such table: o.secret/);
+    }
+  });
+});
+
+describe("a writer that goes away", () => {
+  it("doesn't keep the write lock when its WebSocket closes while it waits for it", async () => {
+    const holder = createClient({ url: db.urls.wsPath, authToken: db.token });
+    const tx = await holder.transaction("write");
+    await tx.execute("INSERT INTO t VALUES (2)");
+    const waiter = await openHranaSocket(db.urls.wsPath);
+    waiter.hello(db.token);
+    await waiter.next((m) => m.type === "hello_ok");
+    await waiter.request({ type: "open_stream", stream_id: 1 });
+    waiter.ws.send(
+      JSON.stringify({
+        type: "request",
+        request_id: 99,
+        request: { type: "execute", stream_id: 1, stmt: { sql: "BEGIN IMMEDIATE", want_rows: false } },
+      }),
+    );
+    await new Promise((r) => setTimeout(r, 100));
+    waiter.ws.close();
+    await waiter.closed;
+    await tx.commit();
+    holder.close();
+    // Writers after it get the lock at once.
+    expect(await outcome("INSERT INTO t VALUES (3)")).toBe("ok");
+    expect(await outcome("INSERT INTO t VALUES (4)")).toBe("ok");
+  });
+});
+
+describe("malformed addresses", () => {
+  it("answer 404 for a database path with a broken escape, and the server keeps serving", async () => {
+    const r = await pipeline(`${h.url}/db/${db.org}/%zz/`, db.token, { requests: [sql("select 1")] });
+    expect(r.status).toBe(404);
+    expect((await fetch(`${h.url}/db/%E0%A4%A/x/v2`)).status).toBeLessThan(500);
+    expect(await outcome("SELECT 1")).toBe("ok");
+  });
+});
+
+describe("cursors on an open WebSocket", () => {
+  it("stop working for a token revoked after the socket opened", async () => {
+    const token = await mintToken(db.user, db.org, db.name);
+    const c = await openHranaSocket(db.urls.wsPath);
+    c.hello(token);
+    await c.next((m) => m.type === "hello_ok");
+    await c.request({ type: "open_stream", stream_id: 1 });
+    const batch = { steps: [{ stmt: { sql: "SELECT v FROM t", want_rows: true } }] };
+    const first = await c.request({ type: "open_cursor", stream_id: 1, cursor_id: 1, batch });
+    expect(first.type).toBe("response_ok");
+    await c.request({ type: "close_cursor", cursor_id: 1 });
+    const revoked = await db.user.api.post(
+      `/v1/organizations/${db.org}/databases/${db.name}/auth/tokens/revoke`,
+      {
+        token,
+      },
+    );
+    expect(revoked.status).toBe(200);
+    c.ws.send(
+      JSON.stringify({
+        type: "request",
+        request_id: 50,
+        request: { type: "open_cursor", stream_id: 1, cursor_id: 2, batch },
+      }),
+    );
+    const answer = await Promise.race([
+      c.next((m) => m.request_id === 50).then((m) => m.type as string),
+      c.closed.then(() => "closed"),
+    ]);
+    expect(answer).not.toBe("response_ok");
+  });
+});
