@@ -1,6 +1,7 @@
 import type Database from "libsql";
 import { closeWhenUnreferenced } from "./handle-release.js";
-import { type StatementInfo, splitStatements, statementParameters } from "./sql-lexer.js";
+import { type StatementInfo, splitStatements } from "./sql-lexer.js";
+import { statementParameters } from "./sql-params.js";
 import { SqlInputError } from "./sqlite-errors.js";
 
 /** A SQLite value as the engine passes it: INTEGER as bigint, REAL as number, BLOB as bytes. */

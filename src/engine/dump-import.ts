@@ -3,7 +3,8 @@ import path from "node:path";
 import Database from "libsql";
 import { finishDatabaseFile, removeDatabaseFile } from "./snapshot.js";
 import { fileFunctionIn } from "./sql-guard.js";
-import { pragmaOf, type StatementInfo, splitStatements } from "./sql-lexer.js";
+import { type StatementInfo, splitStatements } from "./sql-lexer.js";
+import { pragmaOf } from "./sql-tokens.js";
 
 /** A dump that can't be loaded: a refused statement, or one SQLite failed to run. */
 export class DumpError extends Error {}

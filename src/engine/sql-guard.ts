@@ -1,4 +1,4 @@
-import { identifiersIn } from "./sql-lexer.js";
+import { identifiersIn } from "./sql-tokens.js";
 
 /**
  * SQL functions that reach the server's filesystem (SQLite's fileio functions, which the libsql

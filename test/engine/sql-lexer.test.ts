@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import type { StatementKind } from "../../src/engine/sql-lexer.js";
-import { classifyStatement, splitStatements, statementParameters } from "../../src/engine/sql-lexer.js";
+import { classifyStatement, splitStatements } from "../../src/engine/sql-lexer.js";
+import { statementParameters } from "../../src/engine/sql-params.js";
 
 const texts = (sql: string) => splitStatements(sql).map((s) => s.sql);
 

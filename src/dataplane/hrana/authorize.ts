@@ -1,7 +1,7 @@
 import type { DataAccess } from "../../domain/data-access.js";
 import type { Prepared } from "../../engine/connection.js";
 import { fileFunctionIn } from "../../engine/sql-guard.js";
-import { pragmaOf } from "../../engine/sql-lexer.js";
+import { pragmaOf } from "../../engine/sql-tokens.js";
 import { HranaError } from "./errors.js";
 
 /** A database a client may name in `ATTACH`. */
