@@ -6,48 +6,38 @@ import { requireDatabase, requireGroup } from "./access.js";
 import { audit } from "./audit.js";
 import type { Ctx } from "./context.js";
 
-/** Which token to revoke: the token itself, or its id (the `jti` claim). */
+/**
+ * The token to revoke, as its bearer holds it. Only the token itself is taken, never a bare id: its
+ * signature proves the id and the database or group it belongs to, so nobody can record a
+ * revocation against another token's id.
+ */
 export interface RevokeRequest {
   token?: string;
-  id?: string;
 }
 
 interface Revoked {
   jti: string;
-  /** When the token expires anyway (Unix seconds); null when unknown or never. */
+  /** When the token expires anyway (Unix seconds); null for a token that never does. */
   expiresAt: number | null;
 }
 
-const TOKEN_ID = /^[A-Za-z0-9_-]{1,128}$/;
-
-/**
- * Works out the id of the token to revoke. A token is checked against this Shoal's key and must
- * belong to the database or group named in the path; a bare id can only name a token of that
- * database or group, since the revocation is recorded against it.
- */
+/** Checks the token against this Shoal's key and that it belongs where the path says. */
 async function identify(
   ctx: Ctx,
   req: RevokeRequest,
   owns: (c: Record<string, unknown>) => boolean,
   what: string,
-) {
-  if ((req.token === undefined) === (req.id === undefined)) {
-    throw new InvalidError('send exactly one of "token" (the token itself) or "id" (its jti claim)');
-  }
-  if (req.id !== undefined) {
-    if (!TOKEN_ID.test(req.id))
-      throw new InvalidError("id must be the token's jti: letters, digits, - and _");
-    return { jti: req.id, expiresAt: null } satisfies Revoked;
-  }
+): Promise<Revoked> {
+  if (!req.token) throw new InvalidError('send the token to revoke as "token"');
   let claims: Record<string, unknown>;
   try {
-    claims = await verifyJwtSignature(ctx.deps.dbTokenKey, req.token ?? "");
+    claims = await verifyJwtSignature(ctx.deps.dbTokenKey, req.token);
   } catch {
     throw new InvalidError("token is not a database or group token issued by this Shoal");
   }
   if (typeof claims.jti !== "string" || !owns(claims))
     throw new InvalidError(`token is not a token of ${what}`);
-  return { jti: claims.jti, expiresAt: typeof claims.exp === "number" ? claims.exp : null } satisfies Revoked;
+  return { jti: claims.jti, expiresAt: typeof claims.exp === "number" ? claims.exp : null };
 }
 
 /** `POST .../databases/{db}/auth/tokens/revoke`: one token of the database stops working. */

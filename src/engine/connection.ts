@@ -93,8 +93,12 @@ export class EngineConnection {
     }
   }
 
-  /** Prepares one statement; a text with no statement, or several, is refused like sqld does. */
-  prepare(sql: string): Prepared {
+  /**
+   * Prepares one statement; a text with no statement, or several, is refused like sqld does.
+   * `guard` sees the statement itself (comments and stray semicolons around it gone) and may
+   * throw before SQLite compiles it: compiling alone applies many PRAGMAs.
+   */
+  prepare(sql: string, guard?: (statement: string) => void): Prepared {
     const hit = this.cache.get(sql);
     if (hit) {
       this.cache.delete(sql);
@@ -108,6 +112,7 @@ export class EngineConnection {
       throw new SqlInputError("SQL_MANY_STATEMENTS", "SQL string contains more than one statement");
     }
     const info = statements[0]!;
+    guard?.(info.sql);
     const stmt = this.db.prepare(info.sql);
     const reader = stmt.reader;
     if (reader) stmt.raw(true).safeIntegers(true);

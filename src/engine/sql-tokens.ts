@@ -204,25 +204,32 @@ export class Lexer {
   }
 }
 
-/** The identifier a WORD or quoted-identifier token spells, unquoted and lowercased. */
-function identifierOf(lx: Lexer, t: number): string | undefined {
+/**
+ * The name a token spells, unquoted and lowercased: a bare word, a quoted identifier, or a string,
+ * which SQLite also accepts where a name goes (`FROM 'fsdir'(...)`, `PRAGMA 'busy_timeout'`).
+ */
+function nameOf(lx: Lexer, t: number): string | undefined {
   if (t === WORD) return lx.src.slice(lx.start, lx.end).toLowerCase();
-  if (t !== QUOTED_ID) return undefined;
+  if (t !== QUOTED_ID && t !== STRING) return undefined;
   const raw = lx.src.slice(lx.start, lx.end);
   const open = raw[0]!;
+  // x'...' is a blob, never a name.
+  if (t === STRING && open !== "'") return undefined;
   const inner = raw.slice(1, -1);
   return (open === "[" ? inner : inner.split(open + open).join(open)).toLowerCase();
 }
 
 /**
- * Every identifier in the SQL (bare or quoted, unquoted and lowercased), strings and comments
- * left out: for refusing statements that name a function, however it is spelled.
+ * Every name in the SQL (bare, quoted, or a string, unquoted and lowercased; comments left out):
+ * for refusing statements that name a function, however it is spelled. Strings are included
+ * because SQLite takes one as a table-valued function's name; a string that merely equals such a
+ * name is refused too, which is the safe mistake.
  */
 export function identifiersIn(sql: string): Set<string> {
   const lx = new Lexer(sql);
   const out = new Set<string>();
   for (let t = lx.next(); t !== EOF; t = lx.next()) {
-    const id = identifierOf(lx, t);
+    const id = nameOf(lx, t);
     if (id !== undefined) out.add(id);
   }
   return out;
@@ -235,11 +242,22 @@ export function identifiersIn(sql: string): Set<string> {
  */
 export function pragmaOf(sql: string): { name: string; form: "read" | "assign" | "call" } | undefined {
   const lx = new Lexer(sql);
-  if (identifierOf(lx, lx.next()) !== "pragma" || lx.type === QUOTED_ID) return undefined;
-  let name = identifierOf(lx, lx.next()) ?? "";
+  // Keywords are bare words: a quoted "pragma" is an identifier.
+  const keyword = () => (lx.next() === WORD ? lx.src.slice(lx.start, lx.end).toLowerCase() : undefined);
+  let first = keyword();
+  // EXPLAIN [QUERY PLAN] PRAGMA ... is compiled too, and compiling applies the PRAGMA.
+  if (first === "explain") {
+    first = keyword();
+    if (first === "query") {
+      if (keyword() !== "plan") return undefined;
+      first = keyword();
+    }
+  }
+  if (first !== "pragma") return undefined;
+  let name = nameOf(lx, lx.next()) ?? "";
   let t = lx.next();
   if (t === PUNCT && sql.charCodeAt(lx.start) === CH_DOT) {
-    name = identifierOf(lx, lx.next()) ?? "";
+    name = nameOf(lx, lx.next()) ?? "";
     t = lx.next();
   }
   const c = t === PUNCT ? sql.charCodeAt(lx.start) : 0;

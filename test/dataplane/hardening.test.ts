@@ -51,6 +51,13 @@ describe("the server's files", () => {
         expect(await outcome(statement, token)).toMatch(/^SQL_PARSE_ERROR: .*not available/);
       }
     }
+    // SQLite also takes a string where a table-valued function's name goes.
+    for (const statement of [
+      `SELECT name FROM 'fsdir'('${keys}')`,
+      `SELECT name FROM main.'fsdir'('${keys}')`,
+    ]) {
+      expect(await outcome(statement)).toMatch(/^SQL_PARSE_ERROR: .*fsdir\(\) .*not available/);
+    }
     expect(existsSync(planted)).toBe(false);
     // A string that merely mentions one is fine.
     expect(await outcome("SELECT 'readfile(x)' AS text")).toBe("ok");
@@ -84,6 +91,27 @@ describe("PRAGMAs the server relies on", () => {
       expect(await outcome(statement), statement).toMatch(/^SQL_PARSE_ERROR: .*managed by the server/);
     }
     expect(await outcome("PRAGMA query_only = 0", readOnly)).toMatch(/managed by the server/);
+  });
+
+  it("are refused under EXPLAIN, after a stray semicolon and in describe, before SQLite compiles them", async () => {
+    // Compiling applies these: were any of them compiled, the next read would show the new value.
+    const r = await pipeline(db.urls.httpPath, db.token, {
+      requests: [
+        sql("EXPLAIN PRAGMA busy_timeout = 4321"),
+        sql("EXPLAIN QUERY PLAN PRAGMA busy_timeout = 4322"),
+        sql("; PRAGMA busy_timeout = 4323"),
+        { type: "describe", sql: "; PRAGMA busy_timeout = 4324" },
+        { type: "describe", sql: "PRAGMA 'busy_timeout' = 4325" },
+        sql("PRAGMA busy_timeout"),
+      ],
+    });
+    expect(r.status).toBe(200);
+    const results = r.body.results as Array<{ type: string; error?: { code: string }; response?: any }>;
+    for (const res of results.slice(0, 5)) {
+      expect(res.type, JSON.stringify(res)).toBe("error");
+      expect(res.error?.code).toBe("SQL_PARSE_ERROR");
+    }
+    expect(results[5]!.response.result.rows[0][0].value).not.toMatch(/^432/);
   });
 
   it("leaves a database's own settings and read-only PRAGMAs to its clients", async () => {
@@ -138,6 +166,13 @@ describe("a writer that goes away", () => {
       }),
     );
     await new Promise((r) => setTimeout(r, 100));
+    // Still waiting for the lock: no answer yet.
+    expect(
+      await Promise.race([
+        waiter.next((m) => m.request_id === 99),
+        new Promise((r) => setTimeout(() => r("waiting"), 50)),
+      ]),
+    ).toBe("waiting");
     waiter.ws.close();
     await waiter.closed;
     await tx.commit();

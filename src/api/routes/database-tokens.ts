@@ -13,7 +13,6 @@ import { type Route, route } from "../route.js";
 
 const RevokeBody = z.object({
   token: optional(z.string()).openapi({ description: "The token to revoke." }),
-  id: optional(z.string()).openapi({ description: "Or its id: the token's `jti` claim." }),
 });
 const RevokeAnswer = z.object({
   revoked: z.string().openapi({ description: "The revoked token's id (jti)." }),
@@ -123,13 +122,13 @@ export const databaseTokenRoutes: Route[] = [
     path: "/v1/organizations/{organizationName}/databases/{databaseName}/auth/tokens/revoke",
     summary: "Revoke one database token (Shoal)",
     description:
-      "The token sent (or the token with that `jti`) stops working from the next request; the database's other tokens go on working. Revoking a token twice is not an error. Needs the rights of a rotation.",
+      "The token sent stops working from the next request; the database's other tokens go on working. Revoking a token twice is not an error. Needs the rights of a rotation.",
     tags: ["Databases"],
     params: DatabaseParams,
     body: RevokeBody,
     response: RevokeAnswer,
     errors: {
-      400: "Neither or both of token and id, a token not issued by this Shoal, or a token of another database.",
+      400: "No token, a token not issued by this Shoal, or a token of another database.",
       404: "could not find database with name <name>: record not found",
     },
     handler: async ({ ctx, params, body }) => ({
@@ -140,14 +139,13 @@ export const databaseTokenRoutes: Route[] = [
     method: "post",
     path: "/v1/organizations/{organizationName}/groups/{groupName}/auth/tokens/revoke",
     summary: "Revoke one group token (Shoal)",
-    description:
-      "The group token sent (or the one with that `jti`) stops working on every database of the group from the next request.",
+    description: "The group token sent stops working on every database of the group from the next request.",
     tags: ["Groups"],
     params: GroupParams,
     body: RevokeBody,
     response: RevokeAnswer,
     errors: {
-      400: "Neither or both of token and id, a token not issued by this Shoal, or a token of another group.",
+      400: "No token, a token not issued by this Shoal, or a token of another group.",
       404: "group not found",
     },
     handler: async ({ ctx, params, body }) => ({

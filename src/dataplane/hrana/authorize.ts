@@ -68,7 +68,7 @@ export function refuseForbidden(sql: string): void {
 export function forbiddenUse(sql: string): string | undefined {
   const named = fileFunctionIn(sql);
   if (named) return `${named}() reaches the server's files and is not available`;
-  const pragma = /^\s*pragma\b|^\s*(?:--|\/\*)/i.test(sql) ? pragmaOf(sql) : undefined;
+  const pragma = /^\s*(?:pragma|explain)\b|^\s*(?:--|\/\*)/i.test(sql) ? pragmaOf(sql) : undefined;
   if (pragma) {
     const { name, form } = pragma;
     if (form === "assign" && !SETTABLE_PRAGMAS.has(name)) return `PRAGMA ${name} is managed by the server`;

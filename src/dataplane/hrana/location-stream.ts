@@ -62,7 +62,9 @@ export class LocationStream implements SqlStream {
       const sql = this.primary.sqlOf(stmt);
       const statements = splitStatements(sql);
       // Anything but a single plain read (including a text the primary will refuse) goes there.
-      if (statements.length === 1 && statements[0]!.kind === "read") return this.readHere(sql, stmt);
+      if (statements.length === 1 && statements[0]!.kind === "read") {
+        return this.readHere(statements[0]!.sql, sql, stmt);
+      }
     }
     return this.onPrimary(() => this.primary.execute(stmt));
   }
@@ -111,12 +113,13 @@ export class LocationStream implements SqlStream {
     }
   }
 
-  private async readHere(sql: string, stmt: Stmt): Promise<ExecResult> {
+  /** Runs a single plain read at this location; `statement` is the read itself, `sql` the text sent. */
+  private async readHere(statement: string, sql: string, stmt: Stmt): Promise<ExecResult> {
     const db = this.access.database;
     if (db.block_reads === 1)
       throw new HranaError("BLOCKED", "Operation was blocked: reads are blocked on this database");
     if (db.org_blocked_reads === 1) throw orgBlocked("reads", db.org_slug);
-    const refused = forbiddenUse(sql);
+    const refused = forbiddenUse(statement);
     if (refused) {
       throw new HranaError(
         "SQL_PARSE_ERROR",

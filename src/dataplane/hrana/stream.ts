@@ -228,9 +228,9 @@ export class HranaStream implements SqlStream {
   }
 
   private prepare(sql: string): Prepared {
-    refuseForbidden(sql);
     try {
-      return this.connection().prepare(sql);
+      // Checked on the statement itself before SQLite compiles it (see refuseForbidden).
+      return this.connection().prepare(sql, refuseForbidden);
     } catch (e) {
       throw toHranaError(e, "prepare");
     }

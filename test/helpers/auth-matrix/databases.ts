@@ -50,7 +50,7 @@ export const databasesMatrix: Record<string, MatrixEntry> = {
     scope: "db:rotate-creds",
     viewer: "deny",
     path: (f) => `${o(f)}/databases/${f.database}/auth/tokens/revoke`,
-    body: { id: "matrix-token-id" },
+    body: { token: "matrix-not-a-token" },
   },
   "GET /v1/organizations/{organizationName}/databases/{databaseName}/configuration": {
     kind: "org",

@@ -55,7 +55,7 @@ export const groupsMatrix: Record<string, MatrixEntry> = {
     scope: "group:rotate-creds",
     viewer: "deny",
     path: (f) => `${o(f)}/groups/${f.group}/auth/tokens/revoke`,
-    body: { id: "matrix-token-id" },
+    body: { token: "matrix-not-a-token" },
   },
   "GET /v1/organizations/{organizationName}/groups/{groupName}/locations/{location}/wait": {
     kind: "org",
