@@ -12,9 +12,9 @@ import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import Database from "libsql";
-import { DEFAULT_LOCATIONS } from "../src/config.js";
 import { createLogger } from "../src/lib/logger.js";
 import { startShoal } from "../src/main.js";
+import { benchConfig } from "./config.js";
 import { type BenchOptions, fmt, load, table } from "./harness.js";
 
 const ROWS = 10_000;
@@ -79,30 +79,7 @@ const ids = Array.from({ length: 500 }, (_, i) => 1 + ((i * 7919) % ROWS));
 export async function dataPlaneBenchmark(opts: BenchOptions): Promise<Record<string, unknown>> {
   const dir = await mkdtemp(path.join(tmpdir(), "shoal-bench-"));
   const shoal = await startShoal(
-    {
-      host: "127.0.0.1",
-      port: 0,
-      dataDir: path.join(dir, "shoal"),
-      adminUser: "admin",
-      adminEmail: "admin@localhost",
-      adminToken: "bench-admin-token-0123456789",
-      locations: DEFAULT_LOCATIONS,
-      dbDomain: "localhost",
-      logLevel: "silent",
-      version: "bench",
-      maxConnections: 64,
-      durability: "relaxed",
-      transactionTimeoutMs: 5000,
-      streamIdleTimeoutMs: 10_000,
-      historyRetentionHours: 24,
-      metadataUrl: undefined,
-      rateLimit: 0,
-      rateLimitWindowSeconds: 60,
-      usageFlushIntervalMs: 1000,
-      nodeId: undefined,
-      nodeUrl: undefined,
-      trustedProxies: [],
-    },
+    benchConfig(path.join(dir, "shoal"), "bench-admin-token-0123456789", { maxConnections: 64 }),
     { log: createLogger("silent"), announce: () => {} },
   );
   const api = (p: string, body?: unknown) =>

@@ -9,41 +9,18 @@ import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { createClient } from "@libsql/client";
-import { DEFAULT_LOCATIONS } from "../src/config.js";
 import { createLogger } from "../src/lib/logger.js";
 import { type Shoal, startShoal } from "../src/main.js";
+import { benchConfig } from "./config.js";
 import { type BenchOptions, fmt, table } from "./harness.js";
 
 const ADMIN = "bench-admin-token-0123456789";
 
 async function boot(dir: string): Promise<Shoal> {
-  return startShoal(
-    {
-      host: "127.0.0.1",
-      port: 0,
-      dataDir: dir,
-      adminUser: "admin",
-      adminEmail: "admin@localhost",
-      adminToken: ADMIN,
-      locations: DEFAULT_LOCATIONS,
-      dbDomain: "localhost",
-      logLevel: "silent",
-      version: "bench",
-      maxConnections: 256,
-      durability: "relaxed",
-      transactionTimeoutMs: 5000,
-      streamIdleTimeoutMs: 10_000,
-      historyRetentionHours: 24,
-      metadataUrl: undefined,
-      rateLimit: 0,
-      rateLimitWindowSeconds: 60,
-      usageFlushIntervalMs: 1000,
-      nodeId: undefined,
-      nodeUrl: undefined,
-      trustedProxies: [],
-    },
-    { log: createLogger("silent"), announce: () => {} },
-  );
+  return startShoal(benchConfig(dir, ADMIN, { maxConnections: 256 }), {
+    log: createLogger("silent"),
+    announce: () => {},
+  });
 }
 
 function api(shoal: Shoal) {

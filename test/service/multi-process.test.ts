@@ -54,6 +54,16 @@ async function within(boundMs: number, check: () => Promise<void>): Promise<void
   }
 }
 
+/** The process holding `location` (its database files are made and served there), and the other. */
+async function byLocation(location: string): Promise<{ holder: ShoalProcess; other: ShoalProcess }> {
+  const nodes = (await adminA.get("/v1/admin/nodes")).body.nodes as Array<{
+    id: string;
+    locations: string[];
+  }>;
+  const holder = nodes.find((n) => n.locations.includes(location))?.id === "node-a" ? a : b;
+  return { holder, other: holder === a ? b : a };
+}
+
 async function newUser(name: string): Promise<{ token: string; viaA: Client; viaB: Client }> {
   const r = await adminA.post("/v1/admin/users", { username: name, email: `${name}@example.com` });
   expect(r.status, r.text).toBe(200);
@@ -214,12 +224,7 @@ describe("two processes sharing one PostgreSQL store", () => {
   });
 
   it("serves a database token minted through one process at the node holding the database, until rotated through the other", async () => {
-    const nodes = (await adminA.get("/v1/admin/nodes")).body.nodes as Array<{
-      id: string;
-      locations: string[];
-    }>;
-    const holder = nodes.find((n) => n.locations.includes("aws-us-east-1"))!.id === "node-a" ? a : b;
-    const other = holder === a ? b : a;
+    const { holder, other } = await byLocation("aws-us-east-1");
     const u = await newUser("dataplane");
     const viaHolder = client(holder.url, u.token);
     const viaOther = client(other.url, u.token);
@@ -246,12 +251,7 @@ describe("two processes sharing one PostgreSQL store", () => {
   });
 
   it("refuses a database token revoked one by one through the other process within the bound", async () => {
-    const nodes = (await adminA.get("/v1/admin/nodes")).body.nodes as Array<{
-      id: string;
-      locations: string[];
-    }>;
-    const holder = nodes.find((n) => n.locations.includes("aws-us-east-1"))!.id === "node-a" ? a : b;
-    const other = holder === a ? b : a;
+    const { holder, other } = await byLocation("aws-us-east-1");
     const u = await newUser("one-by-one");
     const [viaHolder, viaOther] = [client(holder.url, u.token), client(other.url, u.token)];
     await viaHolder.post("/v1/organizations/one-by-one/groups", {
@@ -275,12 +275,7 @@ describe("two processes sharing one PostgreSQL store", () => {
   });
 
   it("replays a forwarded create sent again with its Idempotency-Key through either process", async () => {
-    const nodes = (await adminA.get("/v1/admin/nodes")).body.nodes as Array<{
-      id: string;
-      locations: string[];
-    }>;
-    const holder = nodes.find((n) => n.locations.includes("aws-us-east-1"))!.id === "node-a" ? a : b;
-    const other = holder === a ? b : a;
+    const { holder, other } = await byLocation("aws-us-east-1");
     const u = await newUser("retrier");
     const [viaHolder, viaOther] = [client(holder.url, u.token), client(other.url, u.token)];
     await viaHolder.post("/v1/organizations/retrier/groups", { name: "default", location: "aws-us-east-1" });
