@@ -8,22 +8,17 @@
  */
 
 import {
-  CH_0,
   CH_BACKTICK,
   CH_COMMA,
   CH_DOT,
   CH_DQUOTE,
   CH_EQ,
-  CH_HASH,
   CH_LBRACKET,
   CH_LPAREN,
-  CH_QMARK,
   CH_QUOTE,
   CH_RPAREN,
   EOF,
-  isDigit,
   Lexer,
-  MAX_PARAM_INDEX,
   PARAM,
   PUNCT,
   QUOTED_ID,
