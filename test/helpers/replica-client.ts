@@ -34,21 +34,7 @@ parentPort.on("message", ({ id, op, args }) => {
 });`;
 
 export function replicaClient(): ReplicaClient & { terminate(): Promise<number> } {
-  const worker = new Worker(WORKER, { eval: true });
-  let next = 0;
-  const pending = new Map<number, { resolve: (v: unknown) => void; reject: (e: Error) => void }>();
-  worker.on("message", (m: { id: number; ok: boolean; result?: unknown; error?: string }) => {
-    const p = pending.get(m.id);
-    pending.delete(m.id);
-    if (m.ok) p?.resolve(m.result);
-    else p?.reject(new Error(m.error));
-  });
-  const call = (op: string, args?: unknown) =>
-    new Promise<any>((resolve, reject) => {
-      const id = next++;
-      pending.set(id, { resolve, reject });
-      worker.postMessage({ id, op, args });
-    });
+  const { worker, call } = workerRpc(WORKER);
   return {
     open: (path, syncUrl, authToken, opts) => call("open", { path, syncUrl, authToken, opts }),
     sync: () => call("sync"),
@@ -87,9 +73,20 @@ parentPort.on("message", async ({ id, op, args }) => {
 });`;
 
 export function clientReplica(): ClientReplica {
-  const worker = new Worker(CLIENT_WORKER, { eval: true });
+  const { worker, call } = workerRpc(CLIENT_WORKER);
+  return {
+    open: (config) => call("open", config),
+    sync: () => call("sync"),
+    execute: (sql, args) => call("execute", { sql, args }),
+    terminate: () => worker.terminate(),
+  };
+}
+
+/** Runs `source` in a worker thread and calls it by message: `{id, op, args}` in, `{id, ok, result | error}` out. */
+function workerRpc(source: string) {
+  const worker = new Worker(source, { eval: true });
   let next = 0;
-  const pending = new Map<number, { resolve: (v: any) => void; reject: (e: Error) => void }>();
+  const pending = new Map<number, { resolve: (v: unknown) => void; reject: (e: Error) => void }>();
   worker.on("message", (m: { id: number; ok: boolean; result?: unknown; error?: string }) => {
     const p = pending.get(m.id);
     pending.delete(m.id);
@@ -102,10 +99,5 @@ export function clientReplica(): ClientReplica {
       pending.set(id, { resolve, reject });
       worker.postMessage({ id, op, args });
     });
-  return {
-    open: (config) => call("open", config),
-    sync: () => call("sync"),
-    execute: (sql, args) => call("execute", { sql, args }),
-    terminate: () => worker.terminate(),
-  };
+  return { worker, call };
 }

@@ -45,6 +45,9 @@ const InstanceParams = z.object({
   instanceName: pathParam("instanceName", "The instance's location code (or its uuid).", "aws-eu-west-1"),
 });
 
+/** How long a wait call waits: its `timeout` (seconds), or the default. */
+const waitMsOf = (query: { timeout?: number }) => (query.timeout ?? WAIT_MS / 1000) * 1000;
+
 export const instanceRoutes: Route[] = [
   route({
     method: "get",
@@ -131,7 +134,7 @@ export const instanceRoutes: Route[] = [
         params.organizationName,
         params.databaseName,
         params.instanceName,
-        (query.timeout ?? WAIT_MS / 1000) * 1000,
+        waitMsOf(query),
       );
       return {};
     },
@@ -151,13 +154,7 @@ export const instanceRoutes: Route[] = [
       503: "The replicas did not catch up in time.",
     },
     handler: async ({ ctx, params, query }) => {
-      await waitForLocation(
-        ctx,
-        params.organizationName,
-        params.groupName,
-        params.location,
-        (query.timeout ?? WAIT_MS / 1000) * 1000,
-      );
+      await waitForLocation(ctx, params.organizationName, params.groupName, params.location, waitMsOf(query));
       return {};
     },
   }),
