@@ -16,7 +16,7 @@ import { DbTokenVerifier } from "./domain/data-access.js";
 import { DatabaseDirectory } from "./domain/directory.js";
 import { LocationCatalogue } from "./domain/locations.js";
 import { LocalNode, NodeStartError, requireSharedKey } from "./domain/nodes.js";
-import { reconcileInstanceFiles } from "./domain/reconcile.js";
+import { type PendingReconcile, reconcileBeforeServing, reconcileWhileServing } from "./domain/reconcile.js";
 import { resumeSchemaPropagation } from "./domain/schema-databases.js";
 import { UsageMeter } from "./domain/usage-meter.js";
 import { bootstrapAdmin, hasAdmin } from "./domain/users.js";
@@ -58,6 +58,7 @@ export interface StartOptions {
 
 /** The composition root: config -> store -> domain -> HTTP server. */
 export async function startShoal(config: Config, opts: StartOptions = {}): Promise<Shoal> {
+  const startedAt = Date.now();
   const log = opts.log ?? createLogger(config.logLevel);
   await mkdir(config.dataDir, { recursive: true, mode: 0o700 });
   const store = config.metadataUrl
@@ -176,10 +177,14 @@ export async function startShoal(config: Config, opts: StartOptions = {}): Promi
   // Replicas sync from this node's own address; a wildcard listen address is reached on loopback.
   const reachable = config.host === "0.0.0.0" ? "127.0.0.1" : config.host === "::" ? "[::1]" : host;
   sourceUrl = `http://${reachable}:${port}`;
+  let pending: PendingReconcile;
   try {
     // Locations this node offers: the catalogue's, and any it has files for from earlier runs.
     const offered = [...new Set([...config.locations.map((l) => l.code), ...deps.files.locations()])];
     await node.join(config.nodeUrl ?? sourceUrl, config.version, offered, answersHealth);
+    // Before serving: existing replicas go to their location's worker, orphans are swept. Only the
+    // locations this node holds are reconciled; the others are their holders' to check.
+    pending = await reconcileBeforeServing(deps, { holds: (l) => node.holds(l), startedAt });
     joined = true;
   } catch (e) {
     await new Promise<void>((resolve) => server.close(() => resolve()));
@@ -189,9 +194,8 @@ export async function startShoal(config: Config, opts: StartOptions = {}): Promi
     await store.close();
     throw e;
   }
-  // After listening: rebuilding a missing replica syncs it from this very server. Only the
-  // locations this node holds are reconciled; the others are their holders' to check.
-  const reconciled = reconcileInstanceFiles(deps, { holds: (l) => node.holds(l) })
+  // Once serving: replicas catch up, and a missing one is rebuilt by syncing from this very server.
+  const reconciled = reconcileWhileServing(deps, pending)
     // Children of schema databases that missed changes before a stop get them now.
     .then(() => resumeSchemaPropagation(deps))
     .then(

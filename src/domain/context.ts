@@ -39,8 +39,10 @@ export interface ReplicaRows {
 export interface ReplicaPort {
   /** Makes sure the database has a caught-up replica in `location`, building it if needed. */
   ensure(dbId: string, location: string): Promise<void>;
-  /** Knows about a replica that exists on disk, without contacting it. */
-  adopt(dbId: string, location: string): void;
+  /** Hands a replica that exists on disk to its location, without contacting its primary. */
+  adopt(dbId: string, location: string): Promise<void>;
+  /** Has a replica pull what its primary committed while it wasn't following (after a restart). */
+  catchUp(dbId: string, location: string): void;
   /** Removes the replica of the database in `location`, with its files. */
   drop(dbId: string, location: string): Promise<void>;
   /** Waits until every replica of these databases in `location` has what is committed now. */

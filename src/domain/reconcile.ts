@@ -1,8 +1,5 @@
 import type { Deps } from "./context.js";
 
-/** Files younger than this are never swept: they may belong to a create that hasn't committed yet. */
-const ORPHAN_GRACE_MS = 10 * 60_000;
-
 export interface ReconcileReport {
   recreated: number;
   missingPrimaries: number;
@@ -16,37 +13,57 @@ export interface ReconcileOptions {
    * of a location this node doesn't hold is left as it is. Unset: every location (one node).
    */
   holds?: (location: string) => boolean;
-  now?: number;
+  /**
+   * When this process started (ms). A file without a database row is removed only when nothing
+   * of it changed since: a file touched later may be a create of this very process in flight.
+   * Unset: now.
+   */
+  startedAt?: number;
+}
+
+/** What the first step found for the second to finish once the node serves. */
+export interface PendingReconcile {
+  report: ReconcileReport;
+  /** Replicas that exist on disk, handed to their workers; they pull once the node serves. */
+  adopted: Array<{ dbId: string; location: string }>;
+  /** Replicas the store lists but whose files are gone (a crash while a location was being built). */
+  missing: Array<{ dbId: string; location: string; primary: string }>;
 }
 
 /**
- * Brings the files on disk back in line with the store after a crash: a replica the store lists
- * but that is missing (a crash while a location was being built) is built again from its primary;
- * a file no database owns (a crash between committing a delete and removing its files) is removed.
- * Replicas that exist are registered without being opened. A missing primary is reported, never
- * papered over with an empty file.
+ * The first step, run before the node serves requests, so nothing of this process is in flight:
+ * every replica that exists is handed to its location's worker (a replica its worker doesn't know
+ * answers nothing), a missing primary is reported (never papered over with an empty file), and
+ * the files no database owns are removed. Such a file is what a create leaves when it never
+ * committed its row, or a delete that committed without removing its files: files of a held
+ * location are made only by this node, under its data folder, and this node's earlier process is
+ * gone (joining refuses a live twin), so no create can still be working on one.
  */
-export async function reconcileInstanceFiles(
+export async function reconcileBeforeServing(
   deps: Deps,
   opts: ReconcileOptions = {},
-): Promise<ReconcileReport> {
+): Promise<PendingReconcile> {
   const holds = opts.holds ?? (() => true);
-  const now = opts.now ?? Date.now();
+  const startedAt = opts.startedAt ?? Date.now();
   const expected = (await deps.store.read((r) => r.databases.allInstances())).filter((i) =>
     holds(i.location),
   );
-  const report: ReconcileReport = { recreated: 0, missingPrimaries: 0, removedOrphans: 0 };
+  const pending: PendingReconcile = {
+    report: { recreated: 0, missingPrimaries: 0, removedOrphans: 0 },
+    adopted: [],
+    missing: [],
+  };
   const wanted = new Set<string>();
-  const missingReplicas: Array<{ dbId: string; location: string; primary: string }> = [];
   for (const i of expected) {
     wanted.add(`${i.location}/${i.db_id}`);
+    const here = deps.files.exists(i.location, i.db_id);
     if (i.location !== i.primary_location) {
-      if (deps.files.exists(i.location, i.db_id)) deps.replicas.adopt(i.db_id, i.location);
-      else missingReplicas.push({ dbId: i.db_id, location: i.location, primary: i.primary_location });
-      continue;
-    }
-    if (!deps.files.exists(i.location, i.db_id)) {
-      report.missingPrimaries++;
+      if (here) {
+        await deps.replicas.adopt(i.db_id, i.location);
+        pending.adopted.push({ dbId: i.db_id, location: i.location });
+      } else pending.missing.push({ dbId: i.db_id, location: i.location, primary: i.primary_location });
+    } else if (!here) {
+      pending.report.missingPrimaries++;
       deps.log.error({ dbId: i.db_id, location: i.location }, "primary instance file is missing");
     }
   }
@@ -54,15 +71,23 @@ export async function reconcileInstanceFiles(
     if (!holds(location)) continue;
     for (const id of deps.files.idsIn(location)) {
       if (wanted.has(`${location}/${id}`)) continue;
-      const mtime = deps.files.modifiedAt(location, id);
-      if (mtime !== undefined && now - mtime < ORPHAN_GRACE_MS) continue;
+      if ((deps.files.modifiedAt(location, id) ?? 0) >= startedAt) continue;
       deps.files.remove(location, id);
-      report.removedOrphans++;
+      pending.report.removedOrphans++;
     }
   }
-  // Missing replicas (a crash while a location was being built) are built again from their primaries.
-  // Only from a primary on this node: a replica syncs from this node's own address.
-  for (const m of missingReplicas) {
+  return pending;
+}
+
+/**
+ * The second step, once the node serves (a replica syncs from this node's own address): replicas
+ * that were adopted pull what their primaries committed while the process was down, and missing
+ * replicas are built again from their primaries (only from a primary on this node).
+ */
+export async function reconcileWhileServing(deps: Deps, pending: PendingReconcile): Promise<ReconcileReport> {
+  const { report } = pending;
+  for (const a of pending.adopted) deps.replicas.catchUp(a.dbId, a.location);
+  for (const m of pending.missing) {
     if (!deps.files.exists(m.primary, m.dbId)) continue;
     try {
       await deps.replicas.ensure(m.dbId, m.location);
@@ -75,4 +100,12 @@ export async function reconcileInstanceFiles(
     deps.log.warn(report, "reconciled instance files with the control plane");
   }
   return report;
+}
+
+/** Both steps at once, for a node that already serves and has no create in flight. */
+export async function reconcileInstanceFiles(
+  deps: Deps,
+  opts: ReconcileOptions = {},
+): Promise<ReconcileReport> {
+  return reconcileWhileServing(deps, await reconcileBeforeServing(deps, opts));
 }

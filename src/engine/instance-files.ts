@@ -6,8 +6,10 @@ import Database from "libsql";
  * Files kept beside a database file: SQLite's, the frame log's folder, and the metadata libSQL's
  * embedded-replica client keeps for a replica.
  */
-const COMPANIONS = ["", "-wal", "-shm", "-journal", "-info", "-client_wal_index", ".log"];
+const COMPANIONS = ["", "-wal", "-shm", "-journal", "-info", "-client_wal_index", ".log", ".upload"];
 const ID = /^[0-9a-f-]{36}$/;
+/** A database file or one of its companions, named by the database id. */
+const INSTANCE_FILE = /^([0-9a-f-]{36})\.db(?:-wal|-shm|-journal|-info|-client_wal_index|\.log|\.upload)?$/;
 
 /**
  * The database files of every instance on this node: `<root>/<location>/<databaseId>.db`.
@@ -43,13 +45,19 @@ export class InstanceFiles {
     return total;
   }
 
-  /** Last modification time of an instance's file in ms, or undefined when it has none. */
+  /** Latest modification time in ms of an instance's file and companions; undefined when it has none. */
   modifiedAt(location: string, dbId: string): number | undefined {
-    try {
-      return statSync(this.path(location, dbId)).mtimeMs;
-    } catch {
-      return undefined;
+    const file = this.path(location, dbId);
+    let latest: number | undefined;
+    for (const suffix of COMPANIONS) {
+      try {
+        const m = statSync(file + suffix).mtimeMs;
+        if (latest === undefined || m > latest) latest = m;
+      } catch {
+        // Not there.
+      }
     }
+    return latest;
   }
 
   /** Creates an empty libSQL database in WAL mode with 4 KiB pages (the page size replicas expect). */
@@ -106,13 +114,11 @@ export class InstanceFiles {
     }
   }
 
-  /** Database ids that have a file in a location. */
+  /** Database ids that have a file in a location: the database file, or only some of its companions. */
   idsIn(location: string): string[] {
     try {
-      return readdirSync(path.join(this.root, location))
-        .filter((f) => f.endsWith(".db"))
-        .map((f) => f.slice(0, -3))
-        .filter((id) => ID.test(id));
+      const ids = readdirSync(path.join(this.root, location)).map((f) => INSTANCE_FILE.exec(f)?.[1]);
+      return [...new Set(ids.filter((id): id is string => id !== undefined))];
     } catch {
       return [];
     }

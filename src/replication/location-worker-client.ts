@@ -47,6 +47,17 @@ export class LocationWorker {
     await this.call({ op: "open", key, ...spec });
   }
 
+  /** Declares a replica that exists on disk; the worker opens it on first use. */
+  async register(key: string, spec: ReplicaSpec): Promise<void> {
+    this.specs.set(key, spec);
+    await this.call({ op: "register", key, ...spec });
+  }
+
+  /** Whether this worker has been told about the replica `key`. */
+  knows(key: string): boolean {
+    return this.specs.has(key);
+  }
+
   async sync(key: string): Promise<void> {
     await this.call({ op: "sync", key });
   }

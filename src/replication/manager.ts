@@ -2,7 +2,7 @@ import type { Deps, ReplicaPort } from "../domain/context.js";
 import { mintReplicationToken } from "../domain/db-tokens.js";
 import type { CommitEvent } from "../engine/frame-logs.js";
 import { LagStats } from "./lag.js";
-import { LocationWorker, type ReplicaRows } from "./location-worker-client.js";
+import { LocationWorker, type ReplicaRows, type ReplicaSpec } from "./location-worker-client.js";
 
 interface Waiter {
   index: number;
@@ -43,29 +43,22 @@ export class ReplicationManager implements ReplicaPort {
   }
 
   async ensure(dbId: string, location: string): Promise<void> {
-    const path = this.deps.files.path(location, dbId);
-    const token = await mintReplicationToken(this.deps, dbId, location);
-    await this.worker(location).open(key(dbId, location), {
-      path,
-      syncUrl: `${this.sourceUrl()}/replication/${dbId}`,
-      token,
-    });
-    let set = this.placements.get(dbId);
-    if (!set) {
-      set = new Set();
-      this.placements.set(dbId, set);
-    }
-    set.add(location);
+    await this.worker(location).open(key(dbId, location), await this.spec(dbId, location));
+    this.place(dbId, location);
   }
 
-  /** Registers a replica that exists on disk without contacting it (it opens on first use). */
-  adopt(dbId: string, location: string): void {
-    let set = this.placements.get(dbId);
-    if (!set) {
-      set = new Set();
-      this.placements.set(dbId, set);
-    }
-    set.add(location);
+  /**
+   * Hands a replica that exists on disk (from an earlier run) to its location's worker without
+   * contacting the primary: the worker opens it on first use. `catchUp` then has it pull.
+   */
+  async adopt(dbId: string, location: string): Promise<void> {
+    await this.worker(location).register(key(dbId, location), await this.spec(dbId, location));
+    this.place(dbId, location);
+  }
+
+  /** A replica pulls what its primary committed while it wasn't following (a stop, a crash). */
+  catchUp(dbId: string, location: string): void {
+    this.pull(dbId, location);
   }
 
   async drop(dbId: string, location: string): Promise<void> {
@@ -74,10 +67,18 @@ export class ReplicationManager implements ReplicaPort {
     await this.worker(location).drop(key(dbId, location), this.deps.files.path(location, dbId));
   }
 
+  /**
+   * `up` while the location serves: not paused, its worker healthy, and every replica this node
+   * places there known to that worker (a replica the worker doesn't know answers nothing).
+   */
   status(location: string): "up" | "down" {
     if (this.paused.has(location)) return "down";
     const w = this.workers.get(location);
-    return !w || w.up ? "up" : "down";
+    if (w && !w.up) return "down";
+    for (const [dbId, locations] of this.placements) {
+      if (locations.has(location) && !w?.knows(key(dbId, location))) return "down";
+    }
+    return "up";
   }
 
   /** The primary served frames after `index` to a replica: it has everything up to `index`. */
@@ -187,6 +188,23 @@ export class ReplicationManager implements ReplicaPort {
     this.drop(dbId, location)
       .then(() => this.ensure(dbId, location))
       .catch((e: unknown) => this.deps.log.error({ err: e, dbId, location }, "could not rebuild a replica"));
+  }
+
+  private async spec(dbId: string, location: string): Promise<ReplicaSpec> {
+    return {
+      path: this.deps.files.path(location, dbId),
+      syncUrl: `${this.sourceUrl()}/replication/${dbId}`,
+      token: await mintReplicationToken(this.deps, dbId, location),
+    };
+  }
+
+  private place(dbId: string, location: string): void {
+    let set = this.placements.get(dbId);
+    if (!set) {
+      set = new Set();
+      this.placements.set(dbId, set);
+    }
+    set.add(location);
   }
 
   private async primaryIndex(dbId: string): Promise<number | undefined> {
