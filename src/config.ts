@@ -89,9 +89,30 @@ export function parseLocations(text: string): LocationDef[] {
   return out;
 }
 
+/** An integer setting; the message says what is accepted rather than what zod saw. */
+function wholeNumber(min: number, max: number) {
+  const error = `a whole number from ${min} to ${max}`;
+  return z
+    .string()
+    .trim()
+    .regex(/^-?\d+$/, error)
+    .transform(Number)
+    .pipe(z.number().min(min, error).max(max, error));
+}
+
+function decimalNumber(min: number, max: number) {
+  const error = `a number from ${min} to ${max}`;
+  return z
+    .string()
+    .trim()
+    .regex(/^-?\d+(\.\d+)?$/, error)
+    .transform(Number)
+    .pipe(z.number().min(min, error).max(max, error));
+}
+
 const EnvSchema = z.object({
   SHOAL_HOST: z.string().min(1).default("127.0.0.1"),
-  SHOAL_PORT: z.coerce.number().int().min(0).max(65535).default(8080),
+  SHOAL_PORT: wholeNumber(0, 65535).default(8080),
   SHOAL_DATA_DIR: z.string().min(1).default("./data"),
   SHOAL_ADMIN_USER: z
     .string()
@@ -103,25 +124,32 @@ const EnvSchema = z.object({
     .min(16, "must be at least 16 characters; it guards the whole instance")
     .regex(/^[\x21-\x7e]+$/, "printable ASCII without spaces")
     .optional(),
-  SHOAL_LOCATIONS: z.string().optional(),
+  // Parsed here, not after: a bad catalogue is reported together with every other bad setting.
+  SHOAL_LOCATIONS: z
+    .string()
+    .transform((text, ctx) => {
+      try {
+        return parseLocations(text);
+      } catch (err) {
+        ctx.addIssue({ code: "custom", message: (err as Error).message.replace(/^SHOAL_LOCATIONS: /, "") });
+        return z.NEVER;
+      }
+    })
+    .optional(),
   SHOAL_DB_DOMAIN: z
     .string()
     .transform((s) => s.toLowerCase())
     .pipe(z.string().regex(DOMAIN, "a DNS name, optionally with :port"))
     .default("localhost"),
   SHOAL_LOG_LEVEL: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"),
-  SHOAL_MAX_CONNECTIONS: z.coerce.number().int().min(1).max(100_000).default(512),
+  SHOAL_MAX_CONNECTIONS: wholeNumber(1, 100_000).default(512),
   SHOAL_DURABILITY: z.enum(["relaxed", "strong"]).default("relaxed"),
-  SHOAL_TRANSACTION_TIMEOUT_MS: z.coerce.number().int().min(100).max(3_600_000).default(5000),
-  SHOAL_STREAM_IDLE_TIMEOUT_MS: z.coerce.number().int().min(100).max(3_600_000).default(10_000),
-  SHOAL_HISTORY_RETENTION_HOURS: z.coerce
-    .number()
-    .min(0)
-    .max(24 * 365)
-    .default(24),
-  SHOAL_RATE_LIMIT: z.coerce.number().int().min(0).max(1_000_000_000).default(0),
-  SHOAL_RATE_LIMIT_WINDOW_SECONDS: z.coerce.number().int().min(1).max(86_400).default(60),
-  SHOAL_USAGE_FLUSH_INTERVAL_MS: z.coerce.number().int().min(10).max(60_000).default(1000),
+  SHOAL_TRANSACTION_TIMEOUT_MS: wholeNumber(100, 3_600_000).default(5000),
+  SHOAL_STREAM_IDLE_TIMEOUT_MS: wholeNumber(100, 3_600_000).default(10_000),
+  SHOAL_HISTORY_RETENTION_HOURS: decimalNumber(0, 24 * 365).default(24),
+  SHOAL_RATE_LIMIT: wholeNumber(0, 1_000_000_000).default(0),
+  SHOAL_RATE_LIMIT_WINDOW_SECONDS: wholeNumber(1, 86_400).default(60),
+  SHOAL_USAGE_FLUSH_INTERVAL_MS: wholeNumber(10, 60_000).default(1000),
   SHOAL_METADATA_URL: z
     .string()
     .regex(/^postgres(ql)?:\/\//, "a PostgreSQL URL: postgres://user:password@host:port/database")
@@ -152,6 +180,9 @@ const EnvSchema = z.object({
     .optional(),
 });
 
+/** Every setting's variable name, for `--help` and the docs' checks. */
+export const SETTING_NAMES: readonly string[] = Object.keys(EnvSchema.shape);
+
 /** Reads the settings once. Only `main.ts` and this module look at `process.env`. */
 export function loadConfig(env: NodeJS.ProcessEnv, version: string): Config {
   const present = Object.fromEntries(
@@ -170,7 +201,7 @@ export function loadConfig(env: NodeJS.ProcessEnv, version: string): Config {
     adminUser: e.SHOAL_ADMIN_USER,
     adminEmail: e.SHOAL_ADMIN_EMAIL ?? `${e.SHOAL_ADMIN_USER}@localhost`,
     adminToken: e.SHOAL_ADMIN_TOKEN,
-    locations: Object.freeze(e.SHOAL_LOCATIONS ? parseLocations(e.SHOAL_LOCATIONS) : [...DEFAULT_LOCATIONS]),
+    locations: Object.freeze(e.SHOAL_LOCATIONS ?? [...DEFAULT_LOCATIONS]),
     dbDomain: e.SHOAL_DB_DOMAIN,
     logLevel: e.SHOAL_LOG_LEVEL,
     version,

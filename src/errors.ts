@@ -117,3 +117,18 @@ export class UniqueViolationError extends ConflictError {
     super(`unique constraint violated: ${constraint}`);
   }
 }
+
+/**
+ * The process can't start: its message is one line for the operator, saying what to do; the
+ * command line prints it without a stack trace. `exitCode` 2 means the settings or the data folder
+ * must change first; 1 that the trouble is outside (a port taken, a server down) and may pass.
+ */
+export class StartError extends Error {
+  constructor(
+    message: string,
+    readonly exitCode: 1 | 2 = 2,
+  ) {
+    super(message);
+    this.name = new.target.name;
+  }
+}

@@ -1,5 +1,8 @@
+import { readFileSync } from "node:fs";
+import path from "node:path";
 import { describe, expect, it } from "vitest";
-import { DEFAULT_LOCATIONS, loadConfig, parseLocations } from "../src/config.js";
+import { DEFAULT_LOCATIONS, loadConfig, parseLocations, SETTING_NAMES } from "../src/config.js";
+import { usage } from "../src/start/command-line.js";
 
 describe("configuration from the environment", () => {
   it("has documented defaults", () => {
@@ -74,5 +77,22 @@ describe("configuration from the environment", () => {
     expect(() => loadConfig({ SHOAL_TRUSTED_PROXIES: "10.0.0.0/8,proxy.local" }, "x")).toThrow(
       /SHOAL_TRUSTED_PROXIES: "proxy.local" is not an IP address/,
     );
+  });
+
+  it("names a bad port and a bad location catalogue together, saying what each accepts", () => {
+    expect(() => loadConfig({ SHOAL_PORT: "abc", SHOAL_LOCATIONS: "US East" }, "x")).toThrow(
+      /SHOAL_PORT: a whole number from 0 to 65535\n\s+SHOAL_LOCATIONS: invalid location code "US East"/,
+    );
+    expect(() => loadConfig({ SHOAL_PORT: " " }, "x")).toThrow(/SHOAL_PORT/);
+    expect(() => loadConfig({ SHOAL_HISTORY_RETENTION_HOURS: "1.5" }, "x")).not.toThrow();
+  });
+
+  it("documents every setting in --help and in the README's settings table", () => {
+    const readme = readFileSync(path.resolve(import.meta.dirname, "../README.md"), "utf8");
+    const help = usage("1.0.0");
+    for (const name of SETTING_NAMES) {
+      expect(readme, name).toContain(`| \`${name}\` |`);
+      expect(help, name).toMatch(new RegExp(`^  ${name} `, "m"));
+    }
   });
 });

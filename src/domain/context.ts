@@ -65,6 +65,13 @@ export interface Placement {
   holds(location: string): boolean;
 }
 
+/** Something the service needs to serve, checked by the readiness route: throws when it can't be used. */
+export interface ReadinessProbe {
+  /** What it checks, as the answer names it: `control-plane store`, `data folder`. */
+  readonly name: string;
+  check(): Promise<void>;
+}
+
 /** Everything the verbs need from the outside world, wired once in `main.ts`. */
 export interface Deps {
   store: Store;
@@ -87,6 +94,8 @@ export interface Deps {
   meter: UsageMeter;
   replicas: ReplicaPort;
   placement: Placement;
+  /** What `GET /health/ready` checks. */
+  readiness: readonly ReadinessProbe[];
   clock: Clock;
   log: Logger;
 }

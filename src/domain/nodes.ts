@@ -1,4 +1,4 @@
-import { ConflictError, NotFoundError } from "../errors.js";
+import { ConflictError, NotFoundError, StartError } from "../errors.js";
 import type { Logger } from "../lib/logger.js";
 import { sha256Hex } from "../lib/secrets.js";
 import type { SigningKey } from "../lib/signing-keys.js";
@@ -14,7 +14,7 @@ export const HEARTBEAT_MS = 5_000;
 export const LIVE_WITHIN_MS = 3 * HEARTBEAT_MS;
 
 /** A start-up refusal: this process can't join the nodes already sharing the store. */
-export class NodeStartError extends Error {}
+export class NodeStartError extends StartError {}
 
 /** A node as the instance administrator sees it. */
 export interface NodeInfo {

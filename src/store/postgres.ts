@@ -12,6 +12,7 @@ import {
   type ValueNode,
 } from "kysely";
 import { Pool, TypeOverrides } from "pg";
+import { StartError } from "../errors.js";
 import { postgresDialect } from "./dialect.js";
 import type { DB } from "./schema.js";
 import { Store } from "./store.js";
@@ -45,12 +46,43 @@ export async function openPostgresStore(url: string, opts: { poolSize?: number }
   const db = new Kysely<DB>({ dialect: new PostgresDialect({ pool }), plugins: [new BindLikeSqlite()] });
   const store = new Store(db, postgresDialect);
   try {
+    await pool.query("select 1").catch((e: unknown) => {
+      throw unreachable(url, e);
+    });
     await store.migrate();
   } catch (e) {
     await store.close();
     throw e;
   }
   return store;
+}
+
+/**
+ * One line saying why the server can't be used, naming it without its password. A server that
+ * doesn't answer may come back (exit code 1); one that refuses the login or the database won't
+ * until the settings change (2).
+ */
+function unreachable(url: string, e: unknown): StartError {
+  const err = e as { code?: string; message?: string; errors?: Array<{ code?: string; message?: string }> };
+  // Node reports a refused connection to a name with several addresses as an AggregateError with
+  // an empty message; the first attempt's error says what happened.
+  const first = err.errors?.[0] ?? err;
+  const reason = first.message?.trim() || err.message?.trim() || first.code || String(e);
+  const connection = /^E[A-Z]+$/.test(first.code ?? err.code ?? "") || /timeout/i.test(reason);
+  return new StartError(
+    `the control-plane store at ${withoutPassword(url)} (SHOAL_METADATA_URL) can't be used: ${reason}`,
+    connection ? 1 : 2,
+  );
+}
+
+function withoutPassword(url: string): string {
+  try {
+    const u = new URL(url);
+    if (u.password) u.password = "***";
+    return u.toString();
+  } catch {
+    return "SHOAL_METADATA_URL";
+  }
 }
 
 /**

@@ -1,4 +1,5 @@
-import { type Kysely, Migrator } from "kysely";
+import { type Kysely, Migrator, sql } from "kysely";
+import { StartError } from "../errors.js";
 import { type ApiTokensRepo, apiTokensRepo } from "./api-tokens.js";
 import { type AuditRepo, auditRepo } from "./audit.js";
 import { type DatabasesRepo, databasesRepo } from "./databases.js";
@@ -73,9 +74,15 @@ export class Store {
     const { error, results } = await migrator.migrateToLatest();
     const failed = results?.find((r) => r.status === "Error");
     if (error || failed) {
-      const cause = error instanceof Error ? error.message : String(error ?? "");
-      throw new Error(`control-plane migration ${failed?.migrationName ?? ""} failed: ${cause}`);
+      const cause = error instanceof Error ? error.message || error.name : String(error ?? "unknown error");
+      const which = failed ? `migration ${failed.migrationName}` : "migrations";
+      throw new StartError(`control-plane ${which} failed: ${cause}`, 1);
     }
+  }
+
+  /** Resolves when the store answers a query on its own tables (readiness); throws when it can't. */
+  async ping(): Promise<void> {
+    await sql`select count(*) from kysely_migration`.execute(this.db);
   }
 
   close(): Promise<void> {

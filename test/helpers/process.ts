@@ -42,11 +42,12 @@ export async function spawnShoal(env: Record<string, string>, timeoutMs = 20_000
   return { proc, url, output: () => out, exited };
 }
 
-/** Runs `src/main.ts` expecting it to fail at start; returns its exit code and output. */
+/** Runs `src/main.ts` (with `args`) expecting it to exit at start; returns its exit code and output. */
 export async function runShoalExpectingFailure(
   env: Record<string, string>,
+  args: string[] = [],
 ): Promise<{ code: number; output: string }> {
-  const proc = spawn(process.execPath, ["--import", "tsx", "src/main.ts"], {
+  const proc = spawn(process.execPath, ["--import", "tsx", "src/main.ts", ...args], {
     cwd: ROOT,
     env: { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "", SHOAL_PORT: "0", ...env },
     stdio: ["ignore", "pipe", "pipe"],

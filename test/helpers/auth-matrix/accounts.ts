@@ -2,6 +2,7 @@ import { type MatrixEntry, o } from "./types.js";
 
 export const accountsMatrix: Record<string, MatrixEntry> = {
   "GET /health": { kind: "public", path: () => "/health" },
+  "GET /health/ready": { kind: "public", path: () => "/health/ready" },
   "GET /v1/locations": { kind: "public", path: () => "/v1/locations" },
   "GET /v1/locations/{location}": { kind: "public", path: () => "/v1/locations/aws-us-east-1" },
   "GET /releases/latest": { kind: "public", path: () => "/releases/latest" },

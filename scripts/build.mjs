@@ -1,0 +1,59 @@
+// Compiles src/ into dist/ (tsc -p tsconfig.build.json) and records when, in dist/.build-stamp.
+// `npm run build` always builds; `--if-stale` (npm ci's prepare step, and npm start) builds only
+// when dist/ is missing or a source changed after the last build, so starting needs no compiler.
+import { spawnSync } from "node:child_process";
+import { existsSync, readdirSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { createRequire } from "node:module";
+import path from "node:path";
+import { fileURLToPath, pathToFileURL } from "node:url";
+
+const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
+const STAMP = path.join(ROOT, "dist", ".build-stamp");
+const INPUTS = ["src", "tsconfig.json", "tsconfig.build.json", "package.json"];
+
+/** Newest modification time among the build's inputs. */
+function newestInput() {
+  let newest = 0;
+  const visit = (p) => {
+    const st = statSync(p);
+    newest = Math.max(newest, st.mtimeMs);
+    if (st.isDirectory()) for (const name of readdirSync(p)) visit(path.join(p, name));
+  };
+  for (const input of INPUTS) visit(path.join(ROOT, input));
+  return newest;
+}
+
+/** Whether dist/ is missing or older than a source. */
+export function isStale() {
+  if (!existsSync(STAMP)) return true;
+  return newestInput() > statSync(STAMP).mtimeMs;
+}
+
+/** Builds dist/ afresh; returns false (after tsc printed why) when the build fails. */
+export function build() {
+  let tsc;
+  try {
+    tsc = createRequire(import.meta.url).resolve("typescript/bin/tsc");
+  } catch {
+    process.stderr.write("shoal: TypeScript is not installed, so dist/ can't be built: run npm ci\n");
+    return false;
+  }
+  // From scratch: a source removed since the last build must not live on in dist/.
+  rmSync(path.join(ROOT, "dist"), { recursive: true, force: true });
+  const r = spawnSync(process.execPath, [tsc, "-p", "tsconfig.build.json"], { cwd: ROOT, stdio: "inherit" });
+  if (r.status !== 0) return false;
+  writeFileSync(STAMP, `${new Date().toISOString()}\n`);
+  return true;
+}
+
+/** Builds when needed; `announce` says so on stderr first, since a build takes a while. */
+export function buildIfStale(announce = false) {
+  if (!isStale()) return true;
+  if (announce) process.stderr.write("shoal: sources changed since the last build; building dist/ first\n");
+  return build();
+}
+
+if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {
+  const ok = process.argv.includes("--if-stale") ? buildIfStale() : build();
+  process.exit(ok ? 0 : 1);
+}

@@ -1,0 +1,55 @@
+/** What the command line asks for: start the server (the default), or print and exit. */
+export type Action =
+  | { kind: "start" }
+  | { kind: "help" }
+  | { kind: "version" }
+  | { kind: "bad"; message: string };
+
+/** Reads the arguments. Settings are environment variables; the only options print and exit. */
+export function parseArguments(argv: readonly string[]): Action {
+  if (argv.length === 0) return { kind: "start" };
+  const [first] = argv;
+  if (argv.length === 1 && (first === "--help" || first === "-h")) return { kind: "help" };
+  if (argv.length === 1 && (first === "--version" || first === "-v")) return { kind: "version" };
+  return {
+    kind: "bad",
+    message: `unknown argument ${JSON.stringify(first)}: settings are environment variables (see --help)`,
+  };
+}
+
+/** The `--help` text: how to run it, and every setting with its default (the README explains each). */
+export function usage(version: string): string {
+  return `Shoal ${version}: self-hosted libSQL databases with a Turso-compatible API.
+
+Usage: shoal [--help | --version]
+
+Starts the server with the settings below, read from the environment. SIGTERM or Ctrl-C stops it
+cleanly. GET /health answers while it runs; GET /health/ready while its store and data folder work.
+
+Settings (README.md, "Settings", says what each does):
+  SHOAL_HOST                         127.0.0.1
+  SHOAL_PORT                         8080
+  SHOAL_DATA_DIR                     ./data (must not be readable by other users)
+  SHOAL_ADMIN_USER                   admin
+  SHOAL_ADMIN_EMAIL                  <user>@localhost
+  SHOAL_ADMIN_TOKEN                  generated on the first start
+  SHOAL_LOCATIONS                    Turso's six aws-* codes
+  SHOAL_DB_DOMAIN                    localhost
+  SHOAL_LOG_LEVEL                    info
+  SHOAL_MAX_CONNECTIONS              512
+  SHOAL_DURABILITY                   relaxed
+  SHOAL_TRANSACTION_TIMEOUT_MS       5000
+  SHOAL_STREAM_IDLE_TIMEOUT_MS       10000
+  SHOAL_HISTORY_RETENTION_HOURS      24
+  SHOAL_METADATA_URL                 unset (the embedded store in the data folder)
+  SHOAL_RATE_LIMIT                   0 (off)
+  SHOAL_RATE_LIMIT_WINDOW_SECONDS    60
+  SHOAL_USAGE_FLUSH_INTERVAL_MS      1000
+  SHOAL_NODE_ID                      kept in <data>/node-id
+  SHOAL_NODE_URL                     the address it listens on
+  SHOAL_TRUSTED_PROXIES              none
+
+Exit codes: 0 stopped cleanly; 1 could not start for now (port in use, store unreachable) or
+failed; 2 the settings or the data folder must change first.
+`;
+}
