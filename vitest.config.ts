@@ -22,6 +22,9 @@ export default defineConfig({
           ...shared,
           name: "postgres",
           include: ["test/api/**/*.test.ts", "test/service/**/*.test.ts"],
+          // These start Shoal processes on the embedded store whatever the project, or none at all:
+          // once is enough (and `npm start`'s test may build dist/, which two projects shouldn't race on).
+          exclude: ["test/service/start-stop.test.ts", "test/service/permissions.test.ts"],
           env: { SHOAL_TEST_STORE: "postgres" },
           globalSetup: ["test/global-setup-postgres.ts"],
         },

@@ -2,7 +2,7 @@
 // `npm run build` always builds; `--if-stale` (npm ci's prepare step, and npm start) builds only
 // when dist/ is missing or a source changed after the last build, so starting needs no compiler.
 import { spawnSync } from "node:child_process";
-import { existsSync, readdirSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { existsSync, readdirSync, renameSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import path from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
@@ -38,11 +38,22 @@ export function build() {
     process.stderr.write("shoal: TypeScript is not installed, so dist/ can't be built: run npm ci\n");
     return false;
   }
-  // From scratch: a source removed since the last build must not live on in dist/.
-  rmSync(path.join(ROOT, "dist"), { recursive: true, force: true });
-  const r = spawnSync(process.execPath, [tsc, "-p", "tsconfig.build.json"], { cwd: ROOT, stdio: "inherit" });
-  if (r.status !== 0) return false;
-  writeFileSync(STAMP, `${new Date().toISOString()}\n`);
+  // From scratch, beside dist/ and swapped in whole: a source removed since the last build must not
+  // live on in dist/, and a build running at the same time never sees half of another.
+  const dist = path.join(ROOT, "dist");
+  const staging = path.join(ROOT, `.dist-${process.pid}`);
+  rmSync(staging, { recursive: true, force: true });
+  const r = spawnSync(process.execPath, [tsc, "-p", "tsconfig.build.json", "--outDir", staging], {
+    cwd: ROOT,
+    stdio: "inherit",
+  });
+  if (r.status !== 0) {
+    rmSync(staging, { recursive: true, force: true });
+    return false;
+  }
+  writeFileSync(path.join(staging, ".build-stamp"), `${new Date().toISOString()}\n`);
+  rmSync(dist, { recursive: true, force: true });
+  renameSync(staging, dist);
   return true;
 }
 
