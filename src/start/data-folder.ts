@@ -1,4 +1,4 @@
-import { chmod, lstat, mkdir, readdir } from "node:fs/promises";
+import { chmod, lstat, mkdir, readdir, stat } from "node:fs/promises";
 import path from "node:path";
 import { StartError } from "../errors.js";
 
@@ -14,9 +14,20 @@ const SHARED_BITS = 0o066;
  * links are left alone: what they point to is not Shoal's.
  */
 export async function prepareDataFolder(dir: string): Promise<void> {
+  try {
+    await makePrivate(dir);
+  } catch (e) {
+    if (e instanceof StartError) throw e;
+    // Not ours to fix (a parent we may not write, a read-only disk): say so in one line.
+    throw new StartError(`the data folder ${dir} (SHOAL_DATA_DIR) can't be used: ${(e as Error).message}`);
+  }
+}
+
+async function makePrivate(dir: string): Promise<void> {
   let mode: number;
   try {
-    const st = await lstat(dir);
+    // The folder itself may be a link to where the disk is; what is inside is Shoal's alone.
+    const st = await stat(dir);
     if (!st.isDirectory()) throw new StartError(`the data folder ${dir} (SHOAL_DATA_DIR) is not a folder`);
     mode = st.mode & 0o777;
   } catch (e) {
@@ -35,7 +46,7 @@ export async function prepareDataFolder(dir: string): Promise<void> {
 }
 
 async function tighten(target: string, isDir: boolean): Promise<void> {
-  const st = await lstat(target);
+  const st = isDir ? await stat(target) : await lstat(target);
   const wanted = isDir ? 0o700 : 0o600;
   if ((st.mode & 0o777) !== wanted) await chmod(target, wanted);
   if (!isDir) return;
