@@ -226,6 +226,13 @@ describe("pull-updates selectors and revisions", () => {
     expect(encoding.error?.message).toMatch(/encoding/);
     const selector = await pullRaw(base, db.token, { pagesSelector: new Uint8Array([1, 2, 3, 4]) });
     expect(selector.status).toBe(400);
+    const encrypted = await fetch(`${base}/pull-updates`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${db.token}`, "x-turso-encryption-key": "a".repeat(64) },
+      body: new Uint8Array(0),
+    });
+    expect(encrypted.status).toBe(400);
+    expect(((await encrypted.json()) as { code: string }).code).toBe("ENCRYPTION_NOT_SUPPORTED");
   });
 
   it("answers the older protocol's frame requests past the end with a status the Turso client reads", async () => {

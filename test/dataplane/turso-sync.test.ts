@@ -149,6 +149,18 @@ describe("@tursodatabase/sync 0.7.2 against Shoal", () => {
     await a.close();
   });
 
+  it("keeps the rest of a push when the server refuses one of its rows, as Hrana batches do", async () => {
+    const { db, remote, url } = await notesDatabase();
+    const local = await connect({ path: folder.file("refused.db"), url, authToken: db.token });
+    await remote.execute("CREATE UNIQUE INDEX notes_body ON notes (body)");
+    await local.exec("INSERT INTO notes (body) VALUES ('fine')");
+    await local.exec("INSERT INTO notes (body) VALUES ('first')"); // a duplicate on the server only
+    await expect(local.push()).rejects.toThrow(/SQLITE_CONSTRAINT/);
+    const rows = await remote.execute("SELECT body FROM notes ORDER BY id");
+    expect(rows.rows.map((r) => r.body)).toEqual(["first", "fine"]);
+    await local.close();
+  });
+
   it("brings two local databases to the same state, conflicting edits included", async () => {
     const { db, url } = await notesDatabase();
     const a = await connect({ path: folder.file("a.db"), url, authToken: db.token, clientName: "a" });

@@ -1,4 +1,4 @@
-import { encodeVarint, ProtobufError, ProtobufWriter, readFields } from "../../lib/protobuf.js";
+import { ProtobufError, ProtobufWriter, readFields } from "../../lib/protobuf.js";
 import { type IntSet, RoaringFormatError, readRoaring } from "../../lib/roaring.js";
 import { ProtocolError } from "../hrana/errors.js";
 
@@ -75,28 +75,40 @@ export function encodeHeader(revision: string, dbPages: number, encoding: PullRe
   return w.uint(8, 1).delimited();
 }
 
+/** Room a `PageData` message needs besides its page's bytes: its length, page id and field keys. */
+export const PAGE_FRAMING_BYTES = 20;
+
 /**
- * One `PageData` message, length-delimited. Written by hand rather than through `ProtobufWriter`:
- * a full pull encodes every page of the database, and this avoids four buffers per page.
+ * Writes the start of a `PageData` message (length prefix, page id, the page field's key and
+ * length) into `buf` at `at`, and returns where the `dataLength` bytes of the page go. Written by
+ * hand into the caller's buffer: a full pull frames every page of the database, and the page can
+ * then be read straight into place.
  */
-export function encodePage(page: number, data: Uint8Array): Buffer {
-  const id = encodeVarint(BigInt(page - 1));
-  const len = encodeVarint(BigInt(data.length));
-  const idField = page === 1 ? 0 : 1 + id.length; // proto3 leaves the default 0 out
-  const body = idField + 1 + len.length + data.length;
-  const prefix = encodeVarint(BigInt(body));
-  const out = Buffer.allocUnsafe(prefix.length + body);
-  let at = 0;
-  out.set(prefix, at);
-  at += prefix.length;
-  if (idField > 0) {
-    out[at++] = 0x08; // field 1, varint
-    out.set(id, at);
-    at += id.length;
+export function writePageFraming(buf: Buffer, at: number, page: number, dataLength: number): number {
+  const id = page - 1;
+  const idBytes = id === 0 ? 0 : 1 + varintLength(id); // proto3 leaves the default 0 out
+  let o = writeVarint(buf, at, idBytes + 1 + varintLength(dataLength) + dataLength);
+  if (id !== 0) {
+    buf[o++] = 0x08; // field 1, varint
+    o = writeVarint(buf, o, id);
   }
-  out[at++] = 0x12; // field 2, length-delimited
-  out.set(len, at);
-  at += len.length;
-  out.set(data, at);
-  return out;
+  buf[o++] = 0x12; // field 2, length-delimited
+  return writeVarint(buf, o, dataLength);
+}
+
+function varintLength(n: number): number {
+  let len = 1;
+  for (let v = n; v >= 0x80; v = Math.floor(v / 0x80)) len++;
+  return len;
+}
+
+function writeVarint(buf: Buffer, at: number, n: number): number {
+  let o = at;
+  let v = n;
+  while (v >= 0x80) {
+    buf[o++] = (v % 0x80) | 0x80;
+    v = Math.floor(v / 0x80);
+  }
+  buf[o++] = v;
+  return o;
 }

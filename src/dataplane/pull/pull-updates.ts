@@ -8,7 +8,14 @@ import { ForbiddenError } from "../../errors.js";
 import { corsHeaders } from "../cors.js";
 import { ProtocolError } from "../hrana/errors.js";
 import type { CommitWaiters } from "./commit-waiters.js";
-import { encodeHeader, encodePage, type PullRequest, parsePullRequest, ZSTD_LEVEL } from "./messages.js";
+import {
+  encodeHeader,
+  PAGE_FRAMING_BYTES,
+  type PullRequest,
+  parsePullRequest,
+  writePageFraming,
+  ZSTD_LEVEL,
+} from "./messages.js";
 import { formatRevision, parseRevision } from "./revision.js";
 import { loadZstd } from "./zstd.js";
 
@@ -36,6 +43,11 @@ export async function pullUpdates(
   s: PullServices,
 ): Promise<void> {
   const r = parsePullRequest(await readBytes(req));
+  if (req.headers["x-turso-encryption-key"] !== undefined)
+    throw new ProtocolError(
+      "Shoal stores databases unencrypted: connect without remoteEncryption",
+      "ENCRYPTION_NOT_SUPPORTED",
+    );
   const db = access.database;
   if (db.block_reads === 1 || db.org_blocked_reads === 1)
     throw new ForbiddenError("Operation was blocked: reads are blocked on this database", "BLOCKED");
@@ -54,7 +66,7 @@ export async function pullUpdates(
     if (client.gone) return;
   }
   const zstd = r.encoding === "zstd" ? await loadZstd() : undefined;
-  const compress = zstd ? (page: Buffer) => zstd.compress(page, ZSTD_LEVEL) : (page: Buffer) => page;
+  const compress = zstd ? (page: Buffer) => zstd.compress(page, ZSTD_LEVEL) : undefined;
   // Holding a connection keeps the pool from closing the database's last one (which checkpoints),
   // and exporting keeps commits from starting a new generation: the live WAL stays as it is.
   const conn = s.pool.checkout(access.path);
@@ -94,25 +106,35 @@ async function send(
   diff: PageDiff,
   revision: string,
   encoding: PullRequest["encoding"],
-  compress: (page: Buffer) => Uint8Array,
+  compress: ((page: Buffer) => Uint8Array) | undefined,
 ): Promise<void> {
   res.writeHead(200, { "content-type": "application/protobuf", ...corsHeaders(res.req) });
-  let parts: Buffer[] = [encodeHeader(revision, diff.dbPages, encoding)];
-  let size = parts[0]!.length;
+  const header = encodeHeader(revision, diff.dbPages, encoding);
+  // Each chunk is a fresh buffer: the socket may still hold the previous one.
+  const room = CHUNK_BYTES + 2 * (PAGE_SIZE + PAGE_FRAMING_BYTES);
+  let chunk = Buffer.allocUnsafe(room);
+  let at = header.copy(chunk, 0);
   const page = Buffer.allocUnsafe(PAGE_SIZE);
   for (const p of diff.pages) {
-    diff.read(p, page);
-    const msg = encodePage(p, compress(page));
-    parts.push(msg);
-    size += msg.length;
-    if (size < CHUNK_BYTES) continue;
-    const more = res.write(Buffer.concat(parts, size));
-    parts = [];
-    size = 0;
+    if (compress) {
+      diff.read(p, page);
+      const data = compress(page);
+      at = writePageFraming(chunk, at, p, data.length);
+      chunk.set(data, at);
+      at += data.length;
+    } else {
+      at = writePageFraming(chunk, at, p, PAGE_SIZE);
+      diff.read(p, chunk, at);
+      at += PAGE_SIZE;
+    }
+    if (at < CHUNK_BYTES) continue;
+    const more = res.write(chunk.subarray(0, at));
+    chunk = Buffer.allocUnsafe(room);
+    at = 0;
     if (!more) await drained(res);
     if (client.gone) return;
   }
-  res.end(Buffer.concat(parts, size));
+  res.end(chunk.subarray(0, at));
 }
 
 function drained(res: ServerResponse): Promise<void> {
