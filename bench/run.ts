@@ -13,6 +13,7 @@ import { fileURLToPath } from "node:url";
 import { dataPlaneBenchmark } from "./dataplane.js";
 import { replicationBenchmark } from "./replication.js";
 import { scaleBenchmark } from "./scale.js";
+import { syncBenchmark } from "./sync.js";
 
 const args = process.argv.slice(2);
 const quick = args.includes("--quick");
@@ -25,6 +26,7 @@ const benchmarks: Record<string, (o: { quick: boolean }) => Promise<Record<strin
   dataplane: dataPlaneBenchmark,
   replication: replicationBenchmark,
   scale: scaleBenchmark,
+  sync: syncBenchmark,
 };
 
 if (only !== undefined && !(only in benchmarks)) {

@@ -7,6 +7,8 @@ import { HttpStreams } from "./hrana/http-streams.js";
 import type { LocationServices } from "./hrana/location-stream.js";
 import type { StreamLimits, StreamServices } from "./hrana/stream.js";
 import { HranaHttp } from "./http.js";
+import { CommitWaiters } from "./pull/commit-waiters.js";
+import type { PullServices } from "./pull/pull-updates.js";
 import type { DataRoute } from "./routing.js";
 import type { SyncServices } from "./sync.js";
 import { HranaWebSockets } from "./ws.js";
@@ -23,14 +25,17 @@ export interface DataPlane {
   upgrade(req: IncomingMessage, socket: Duplex, head: Buffer, route: DataRoute): void;
   /** Open HTTP streams, for tests and diagnostics. */
   openStreams(): number;
+  /** Pulls waiting for a change (long-poll), for tests and diagnostics. */
+  pullWaiters(): number;
   close(): void;
 }
 
 /** Everything that serves SQL to clients: Hrana over HTTP and WebSocket, for every database. */
 export function createDataPlane(deps: Deps, settings: DataPlaneSettings): DataPlane {
-  const services: StreamServices & SyncServices & LocationServices = {
+  const services: StreamServices & SyncServices & LocationServices & PullServices = {
     pool: deps.pool,
     frameLogs: deps.frameLogs,
+    waiters: new CommitWaiters(deps.frameLogs),
     observe: (dbId, location, index) => deps.replicas.observe(dbId, location, index),
     replicas: deps.replicas,
     readYourWritesMs: settings.txnTimeoutMs,
@@ -59,7 +64,9 @@ export function createDataPlane(deps: Deps, settings: DataPlaneSettings): DataPl
     handle: (req, res, route) => http.handle(req, res, route),
     upgrade: (req, socket, head, route) => ws.upgrade(req, socket, head, route.locator, route.location),
     openStreams: () => streams.size,
+    pullWaiters: () => services.waiters.size,
     close() {
+      services.waiters.close();
       ws.closeAll();
       streams.closeAll();
     },

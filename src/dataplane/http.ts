@@ -4,6 +4,7 @@ import { type DataAccess, openDataAccess, openDataAccessCached } from "../domain
 import { AppError, ForbiddenError, UnauthenticatedError } from "../errors.js";
 import { STATUS_OF_KIND } from "../lib/error-status.js";
 import type { ClientAddress } from "./client-address.js";
+import { CORS, corsHeaders } from "./cors.js";
 import { batchCursorEntries } from "./hrana/cursor.js";
 import { dispatch } from "./hrana/dispatch.js";
 import { HranaError, ProtocolError } from "./hrana/errors.js";
@@ -13,6 +14,7 @@ import { openStream } from "./hrana/open-stream.js";
 import { parseBatch, parseStreamRequest, type StreamRequest } from "./hrana/requests.js";
 import { HTTP_SQL_LIMITS, SqlStore } from "./hrana/sql-store.js";
 import type { SqlStream, StreamServices } from "./hrana/stream.js";
+import { type PullServices, pullUpdates } from "./pull/pull-updates.js";
 import type { DataRoute } from "./routing.js";
 import { type SyncServices, syncExport, syncFrames, syncInfo } from "./sync.js";
 import { isUploadRequest, uploadsOf } from "./upload.js";
@@ -20,25 +22,13 @@ import { isUploadRequest, uploadsOf } from "./upload.js";
 /** Largest request body accepted (a pipeline, a batch); sqld's default is the same order. */
 const MAX_BODY_BYTES = 16 * 1024 * 1024;
 
-/**
- * Browsers call the data plane cross-origin (with authorization and content-type headers), so it
- * answers CORS; the headers go only to requests that carry an Origin, i.e. from browsers.
- */
-const CORS = {
-  "access-control-allow-origin": "*",
-  "access-control-allow-methods": "GET, POST, OPTIONS",
-  "access-control-allow-headers": "authorization, content-type, x-turso-encryption-key",
-  "access-control-max-age": "86400",
-};
-
 function send(res: ServerResponse, status: number, body: string, contentType: string): void {
   const bytes = Buffer.from(body);
-  const headers: Record<string, string | number> = {
+  res.writeHead(status, {
     "content-type": contentType,
     "content-length": bytes.length,
-  };
-  if (res.req.headers.origin !== undefined) Object.assign(headers, CORS);
-  res.writeHead(status, headers);
+    ...corsHeaders(res.req),
+  });
   res.end(bytes);
 }
 
@@ -109,7 +99,7 @@ export class HranaHttp {
   constructor(
     private readonly deps: Deps,
     private readonly streams: HttpStreams,
-    private readonly services: StreamServices & SyncServices & LocationServices,
+    private readonly services: StreamServices & SyncServices & LocationServices & PullServices,
     private readonly clientAddress: ClientAddress,
   ) {}
 
@@ -142,6 +132,9 @@ export class HranaHttp {
     if (method === "POST" && (path === "/v2/pipeline" || path === "/v3/pipeline"))
       return this.pipeline(req, res, route);
     if (method === "POST" && path === "/v3/cursor") return this.cursor(req, res, route);
+    // Turso's sync protocol (@tursodatabase/sync): pages since a revision; pushes are pipelines.
+    if (method === "POST" && path === "/pull-updates")
+      return pullUpdates(req, res, await this.access(req, route), this.services);
     if (isUploadRequest(method, path)) {
       const token = bearer(req.headers.authorization);
       const a = await openDataAccess(this.deps, route.locator, token, "upload", this.clientAddress(req));

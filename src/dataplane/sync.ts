@@ -87,7 +87,14 @@ export function syncFrames(
     return;
   }
   if (read.kind === "past-end") {
-    json(res, 400, { generation: read.latest });
+    // libSQL's client reads `generation`; @tursodatabase/sync's older protocol reads the same
+    // answer as a status: "checkpoint_needed" with the latest generation's last frame.
+    json(res, 400, {
+      status: "checkpoint_needed",
+      generation: read.latest,
+      max_frame_no: log.position().frame,
+      baton: null,
+    });
     return;
   }
   json(res, 410, {

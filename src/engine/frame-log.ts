@@ -43,6 +43,21 @@ interface Meta {
   lost: number[];
 }
 
+/** A run of frames of one generation and where it starts in the replication index. */
+export interface GenerationSpan {
+  generation: number;
+  startIndex: number;
+  frames: number;
+}
+
+export interface FrameHistory {
+  current: GenerationSpan;
+  archived: readonly GenerationSpan[];
+  /** Generations whose frames are gone (a checkpoint Shoal didn't make, a replaced file). */
+  lost: readonly number[];
+  walPath: string;
+}
+
 export type FrameRead =
   | { kind: "frames"; data: Buffer }
   /** Nothing at or after `start` in that generation: the client is caught up, or must move on. */
@@ -123,6 +138,29 @@ export class FrameLog {
   chain(): GenerationChain {
     this.refresh();
     return { current: this.meta.generation, archived: this.meta.archived, lost: this.meta.lost };
+  }
+
+  /**
+   * Where every readable frame lies in the replication index, for the sync protocol's page diffs:
+   * the current generation (its frames in the live WAL) and the archived ones (in `archivePath`).
+   */
+  history(): FrameHistory {
+    this.refresh();
+    return {
+      current: { generation: this.meta.generation, startIndex: this.meta.baseIndex, frames: this.committed },
+      archived: this.meta.archived.map((a) => ({
+        generation: a.generation,
+        startIndex: a.startIndex ?? 0,
+        frames: a.frames,
+      })),
+      lost: this.meta.lost,
+      walPath: this.walPath,
+    };
+  }
+
+  /** The file holding an archived generation's frames, back to back, without a WAL header. */
+  archivePath(generation: number): string {
+    return this.file("frames", generation);
   }
 
   /** The folder holding this log's archives, commit times and starting image. */
