@@ -26,6 +26,7 @@ import { organizationRoutes } from "./routes/organizations.js";
 import { planRoutes } from "./routes/plans.js";
 import { releaseRoutes } from "./routes/releases.js";
 import { userRoutes } from "./routes/users.js";
+import { usageHistoryRoutes } from "./routes/usage-history.js";
 
 /** Every route of the management API, in registration order. */
 export const ALL_ROUTES: readonly Route[] = [
@@ -43,6 +44,7 @@ export const ALL_ROUTES: readonly Route[] = [
   ...databaseTokenRoutes,
   ...databaseSettingsRoutes,
   ...databaseActionRoutes,
+  ...usageHistoryRoutes,
   ...instanceRoutes,
   ...adminUserRoutes,
   ...nodeRoutes,
