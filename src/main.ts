@@ -54,7 +54,12 @@ export interface StartOptions {
   log?: Logger;
   /** Where the first-start banner with a generated admin token goes (stdout by default). */
   announce?: (text: string) => void;
+  /** The built web console; `dist/console` beside the code by default (`npm run build` writes it). */
+  consoleDir?: string;
 }
+
+/** `<repo>/dist/console`, from both `src/main.ts` (tsx) and `dist/main.js` (built). */
+const DEFAULT_CONSOLE_DIR = fileURLToPath(new URL("../dist/console", import.meta.url));
 
 /** The composition root: config -> store -> domain -> HTTP server. */
 export async function startShoal(config: Config, opts: StartOptions = {}): Promise<Shoal> {
@@ -120,6 +125,7 @@ export async function startShoal(config: Config, opts: StartOptions = {}): Promi
 
   const api = createApp(deps, {
     rateLimit: { limit: config.rateLimit, windowSeconds: config.rateLimitWindowSeconds },
+    consoleDir: opts.consoleDir ?? DEFAULT_CONSOLE_DIR,
   });
   const dataPlane = createDataPlane(deps, {
     txnTimeoutMs: config.transactionTimeoutMs,

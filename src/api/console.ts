@@ -1,0 +1,82 @@
+import { readFileSync } from "node:fs";
+import path from "node:path";
+import type { Context, Hono } from "hono";
+import type { AppEnv } from "./env.js";
+
+/**
+ * The web console's page allows nothing it doesn't need: scripts and styles from this origin only
+ * (the build inlines nothing, so no 'unsafe-inline' and no 'unsafe-eval'), requests to this origin
+ * only (the console is a client of the public API and data plane like any other), no framing.
+ */
+export const CONSOLE_CSP = [
+  "default-src 'none'",
+  "script-src 'self'",
+  "style-src 'self'",
+  "img-src 'self' data:",
+  "font-src 'self'",
+  "connect-src 'self'",
+  "base-uri 'none'",
+  "form-action 'none'",
+  "frame-ancestors 'none'",
+].join("; ");
+
+const TYPES: Record<string, string> = {
+  ".js": "text/javascript; charset=utf-8",
+  ".css": "text/css; charset=utf-8",
+};
+/** Built asset names: `<name>-<content hash>.<ext>` (see scripts/build-console.mjs). */
+const ASSET = /^[A-Za-z0-9_-]+\.(js|css)$/;
+
+const NOT_BUILT = `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>Shoal console</title></head>
+<body><h1>The console is not built</h1><p>Run <code>npm run build</code> (or <code>npm start</code>, which builds first) and reload.
+The API reference is at <a href="/reference">/reference</a>.</p></body></html>`;
+
+function securityHeaders(c: Context<AppEnv>): void {
+  c.header("content-security-policy", CONSOLE_CSP);
+  c.header("x-content-type-options", "nosniff");
+  c.header("referrer-policy", "no-referrer");
+  c.header("x-frame-options", "DENY");
+  c.header("cross-origin-opener-policy", "same-origin");
+}
+
+/**
+ * `GET /console` (the page), `GET /console/assets/<file>` and `GET /` (a redirect to the console),
+ * served from the folder the build wrote. The page is never cached, so a new build shows at the
+ * next load; assets are named by their content hash and cached for a year.
+ */
+export function registerConsoleRoutes(app: Hono<AppEnv>, dir: string | undefined): void {
+  const files = new Map<string, Buffer | null>();
+  const read = (name: string): Buffer | null => {
+    if (!dir) return null;
+    let body = files.get(name);
+    if (body === undefined) {
+      try {
+        body = readFileSync(path.join(dir, name));
+      } catch {
+        body = null;
+      }
+      // A missing page is looked for again on the next request (the build may finish meanwhile).
+      if (body || name !== "index.html") files.set(name, body);
+    }
+    return body;
+  };
+
+  app.get("/", (c) => c.redirect("/console", 302));
+  const page = (c: Context<AppEnv>) => {
+    securityHeaders(c);
+    c.header("cache-control", "no-cache");
+    const body = read("index.html");
+    if (!body) return c.html(NOT_BUILT, 503);
+    return c.body(new Uint8Array(body), 200, { "content-type": "text/html; charset=utf-8" });
+  };
+  app.get("/console", page);
+  app.get("/console/", page);
+  app.get("/console/assets/:file", (c) => {
+    const name = c.req.param("file");
+    const body = ASSET.test(name) ? read(path.join("assets", name)) : null;
+    securityHeaders(c);
+    if (!body) return c.json({ error: "not found" }, 404);
+    c.header("cache-control", "public, max-age=31536000, immutable");
+    return c.body(new Uint8Array(body), 200, { "content-type": TYPES[path.extname(name)] ?? "" });
+  });
+}
