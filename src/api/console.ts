@@ -1,6 +1,7 @@
 import { readFileSync } from "node:fs";
 import path from "node:path";
-import type { Context, Hono } from "hono";
+import { type OpenAPIHono, z } from "@hono/zod-openapi";
+import type { Context } from "hono";
 import type { AppEnv } from "./env.js";
 
 /**
@@ -44,7 +45,43 @@ function securityHeaders(c: Context<AppEnv>): void {
  * served from the folder the build wrote. The page is never cached, so a new build shows at the
  * next load; assets are named by their content hash and cached for a year.
  */
-export function registerConsoleRoutes(app: Hono<AppEnv>, dir: string | undefined): void {
+export function registerConsoleRoutes(app: OpenAPIHono<AppEnv>, dir: string | undefined): void {
+  const doc = (path: string, summary: string, responses: Record<number, string>) =>
+    app.openAPIRegistry.registerPath({
+      method: "get",
+      path,
+      summary,
+      tags: ["Console"],
+      security: [],
+      responses: Object.fromEntries(
+        Object.entries(responses).map(([status, description]) => [
+          status,
+          status === "302"
+            ? { description }
+            : { description, content: { "text/html": { schema: z.string() } } },
+        ]),
+      ),
+    });
+  doc("/", "Redirect to the web console", { 302: "To `/console`." });
+  for (const path of ["/console", "/console/"]) {
+    doc(path, "The web console (see docs/console.md)", {
+      200: "The console's page, `Cache-Control: no-cache`, under a strict Content-Security-Policy.",
+      503: "The console is not built: run `npm run build`.",
+    });
+  }
+  app.openAPIRegistry.registerPath({
+    method: "get",
+    path: "/console/assets/{file}",
+    summary: "A script or style sheet of the web console",
+    tags: ["Console"],
+    security: [],
+    request: { params: z.object({ file: z.string().openapi({ example: "main-O22DV55Z.js" }) }) },
+    responses: {
+      200: { description: "Named by its content hash, so cached for a year (`immutable`)." },
+      404: { description: "No such asset." },
+    },
+  });
+
   const files = new Map<string, Buffer | null>();
   const read = (name: string): Buffer | null => {
     if (!dir) return null;
