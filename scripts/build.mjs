@@ -1,4 +1,5 @@
-// Compiles src/ into dist/ (tsc -p tsconfig.build.json) and records when, in dist/.build-stamp.
+// Compiles src/ into dist/ (tsc -p tsconfig.build.json), bundles the web console into dist/console,
+// and records when, in dist/.build-stamp.
 // `npm run build` always builds; `--if-stale` (npm ci's prepare step, and npm start) builds only
 // when dist/ is missing or a source changed after the last build, so starting needs no compiler.
 import { spawnSync } from "node:child_process";
@@ -9,7 +10,7 @@ import { fileURLToPath, pathToFileURL } from "node:url";
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
 const STAMP = path.join(ROOT, "dist", ".build-stamp");
-const INPUTS = ["src", "tsconfig.json", "tsconfig.build.json", "package.json"];
+const INPUTS = ["src", "console", "tsconfig.json", "tsconfig.build.json", "package.json"];
 
 /** Newest modification time among the build's inputs. */
 function newestInput() {
@@ -47,7 +48,18 @@ export function build() {
     cwd: ROOT,
     stdio: "inherit",
   });
-  if (r.status !== 0) {
+  // The web console is bundled into the same staging folder, so a swap never drops it.
+  const ui =
+    r.status === 0 &&
+    spawnSync(
+      process.execPath,
+      [path.join(ROOT, "scripts", "build-console.mjs"), path.join(staging, "console")],
+      {
+        cwd: ROOT,
+        stdio: "inherit",
+      },
+    );
+  if (r.status !== 0 || !ui || ui.status !== 0) {
     rmSync(staging, { recursive: true, force: true });
     return false;
   }

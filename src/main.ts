@@ -49,7 +49,12 @@ export interface StartOptions {
   log?: Logger;
   /** Where the first-start banner with a generated admin token goes (stdout by default). */
   announce?: (text: string) => void;
+  /** The built web console; `dist/console` beside the code by default (`npm run build` writes it). */
+  consoleDir?: string;
 }
+
+/** `<repo>/dist/console`, from both `src/main.ts` (tsx) and `dist/main.js` (built). */
+const DEFAULT_CONSOLE_DIR = fileURLToPath(new URL("../dist/console", import.meta.url));
 
 type Handlers = Pick<DataPlane, "handle" | "upgrade"> & { api: ReturnType<typeof getRequestListener> };
 
@@ -90,7 +95,8 @@ export async function startShoal(config: Config, opts: StartOptions = {}): Promi
       ? await openPostgresStore(config.metadataUrl)
       : await openSqliteStore(config.dataDir);
     const wired = await wireAndBootstrap(config, opts, log, store);
-    return await serveOn(config, log, wired, server, startedAt, (h) => {
+    const consoleDir = opts.consoleDir ?? DEFAULT_CONSOLE_DIR;
+    return await serveOn(config, log, wired, server, startedAt, consoleDir, (h) => {
       serving = h;
     });
   } catch (e) {
@@ -126,11 +132,13 @@ async function serveOn(
   wired: Wired,
   server: Server,
   startedAt: number,
+  consoleDir: string,
   serve: (h: Handlers) => void,
 ): Promise<Shoal> {
   const { deps, replication, node } = wired;
   const api = createApp(deps, {
     rateLimit: { limit: config.rateLimit, windowSeconds: config.rateLimitWindowSeconds },
+    consoleDir,
   });
   const dataPlane = createDataPlane(deps, {
     txnTimeoutMs: config.transactionTimeoutMs,

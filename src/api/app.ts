@@ -2,6 +2,7 @@ import { randomUUID } from "node:crypto";
 import { OpenAPIHono } from "@hono/zod-openapi";
 import type { Deps } from "../domain/context.js";
 import { RateLimiter, type RateLimitPolicy } from "../lib/rate-limiter.js";
+import { registerConsoleRoutes } from "./console.js";
 import { registerDocumentRoutes } from "./document.js";
 import type { AppEnv } from "./env.js";
 import { errorResponse } from "./error-handler.js";
@@ -25,6 +26,7 @@ import { nodeRoutes } from "./routes/nodes.js";
 import { organizationRoutes } from "./routes/organizations.js";
 import { planRoutes } from "./routes/plans.js";
 import { releaseRoutes } from "./routes/releases.js";
+import { usageHistoryRoutes } from "./routes/usage-history.js";
 import { userRoutes } from "./routes/users.js";
 
 /** Every route of the management API, in registration order. */
@@ -42,6 +44,7 @@ export const ALL_ROUTES: readonly Route[] = [
   ...dumpRoutes,
   ...databaseTokenRoutes,
   ...databaseSettingsRoutes,
+  ...usageHistoryRoutes,
   ...databaseActionRoutes,
   ...instanceRoutes,
   ...adminUserRoutes,
@@ -54,6 +57,8 @@ export const ALL_ROUTES: readonly Route[] = [
 export interface AppOptions {
   /** Requests each API token may make per window; off unless the operator sets it. */
   rateLimit?: RateLimitPolicy;
+  /** The built web console (index.html and assets/); without it `/console` says how to build it. */
+  consoleDir?: string;
 }
 
 /** The management API as a Hono app: routes, the error mapper, request ids and access logs. */
@@ -81,6 +86,7 @@ export function createApp(deps: Deps, opts: AppOptions = {}): OpenAPIHono<AppEnv
   for (const r of ALL_ROUTES) r.register(app);
 
   registerDocumentRoutes(app, deps.version);
+  registerConsoleRoutes(app, opts.consoleDir);
 
   app.notFound((c) => c.json({ error: "not found" }, 404));
   app.onError((err, c) => errorResponse(err, c));

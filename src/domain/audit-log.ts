@@ -41,12 +41,13 @@ function toEntry(r: AuditLogRow): AuditEntry {
 /**
  * An organization's audit log, newest first. Turso's clients page by number (`page`,
  * `page_size`); `cursor` (the `next` of the previous page) pages by key instead, which stays cheap
- * and stable however long the log grows while someone reads it.
+ * and stable however long the log grows while someone reads it. `code` and `author` narrow the
+ * log to one kind of change or one person (a cursor is only valid with the filters it was made with).
  */
 export async function listAuditLogs(
   ctx: Ctx,
   slug: string,
-  q: { page?: number; pageSize?: number; cursor?: string },
+  q: { page?: number; pageSize?: number; cursor?: string; code?: string; author?: string },
 ): Promise<AuditPage> {
   const pageSize = q.pageSize ?? 100;
   if (pageSize < 1 || pageSize > MAX_PAGE_SIZE) {
@@ -62,11 +63,12 @@ export async function listAuditLogs(
   }
   return ctx.deps.store.read(async (r) => {
     const { org } = await requireOrgAccess(r, ctx.actor, slug, "audit:read");
-    const totalRows = await r.audit.count(org.id);
+    const filter = { code: q.code, author: q.author };
+    const totalRows = await r.audit.count(org.id, filter);
     const rows =
       q.cursor !== undefined
-        ? await r.audit.listBefore(org.id, before, pageSize + 1)
-        : await r.audit.list(org.id, pageSize + 1, (page - 1) * pageSize);
+        ? await r.audit.listBefore(org.id, before, pageSize + 1, filter)
+        : await r.audit.list(org.id, pageSize + 1, (page - 1) * pageSize, filter);
     const entries = rows.slice(0, pageSize).map(toEntry);
     const last = entries[entries.length - 1];
     return {

@@ -270,6 +270,8 @@ export interface DatabaseListFilter {
   schema?: string;
   /** Only schema databases. */
   schemasOnly?: boolean;
+  /** Names containing this text, without regard to case. */
+  search?: string;
 }
 
 /** An organization's databases by name, filtered, in pages when `page.limit` is set. */
@@ -300,6 +302,12 @@ export async function listDatabases(
       f[key] = ref.id;
     }
     if (filter.schemasOnly) f.isSchema = true;
+    if (filter.search) {
+      const text = filter.search.toLowerCase();
+      // Names hold only these characters, so other text matches nothing (and can't be a wildcard).
+      if (!/^[a-z0-9-]+$/.test(text)) return none;
+      f.nameContains = text;
+    }
     if (page.limit !== undefined) f.limit = page.limit + 1;
     const rows = pageOf(await r.databases.list(org.id, f), page.limit, (d) => d.name);
     return { items: await withLocations(r, ctx.deps, rows.items), next: rows.next };

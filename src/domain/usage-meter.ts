@@ -22,14 +22,20 @@ export class UsageMeter {
   private flushing: Promise<void> = Promise.resolve();
   private readonly listeners: Array<(orgIds: ReadonlySet<string>) => Promise<void>> = [];
 
+  /** Where each pending day's writes went, so the primary's size can be measured at the flush. */
+  private written = new Map<string, string>();
+
   constructor(
     private readonly store: Store,
     private readonly clock: Clock,
     private readonly log: Logger,
+    /** Bytes a database's instance occupies in a location (storage history, per day). */
+    private readonly storageOf?: (location: string, dbId: string) => number,
   ) {}
 
+  /** `db.location`: the primary the statement ran on, given when it may have written. */
   record(
-    db: { id: string; orgId: string },
+    db: { id: string; orgId: string; location?: string },
     sql: string,
     rowsRead: number,
     rowsWritten: number,
@@ -45,6 +51,7 @@ export class UsageMeter {
     u.rowsRead += rowsRead;
     u.rowsWritten += rowsWritten;
     u.queries += 1;
+    if (rowsWritten > 0 && db.location) this.written.set(key, db.location);
 
     let perDb = this.queries.get(db.id);
     if (!perDb) {
@@ -79,6 +86,7 @@ export class UsageMeter {
       const orgIds = new Set<string>();
       if (this.usage.size > 0 || this.queries.size > 0) {
         const usage = this.usage;
+        this.measureStorage(usage);
         const queries = [...this.queries.values()].flatMap((m) => [...m.values()]);
         this.usage = new Map();
         this.queries = new Map();
@@ -115,6 +123,17 @@ export class UsageMeter {
     await this.flush();
   }
 
+  /** Sizes of the primaries written since the last flush, taken after those writes. */
+  private measureStorage(usage: Map<string, UsageDelta>): void {
+    const written = this.written;
+    this.written = new Map();
+    if (!this.storageOf) return;
+    for (const [key, location] of written) {
+      const u = usage.get(key);
+      if (u) u.storageBytes = this.storageOf(location, u.dbId);
+    }
+  }
+
   private mergeBack(usage: Map<string, UsageDelta>, queries: QueryStatsDelta[]): void {
     for (const [k, u] of usage) {
       const cur = this.usage.get(k);
@@ -123,6 +142,7 @@ export class UsageMeter {
         cur.rowsRead += u.rowsRead;
         cur.rowsWritten += u.rowsWritten;
         cur.queries += u.queries;
+        cur.storageBytes ??= u.storageBytes;
       }
     }
     for (const q of queries) {

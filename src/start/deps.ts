@@ -30,9 +30,10 @@ export interface Wired {
 export async function wireDeps(config: Config, store: Store, log: Logger): Promise<Wired> {
   const keys = path.join(config.dataDir, "keys");
   const frameLogs = new FrameLogs();
+  const files = new InstanceFiles(path.join(config.dataDir, "locations"));
   const deps: Deps = {
     store,
-    files: new InstanceFiles(path.join(config.dataDir, "locations")),
+    files,
     catalogue: new LocationCatalogue(config.locations),
     dbDomain: config.dbDomain,
     version: config.version,
@@ -49,7 +50,7 @@ export async function wireDeps(config: Config, store: Store, log: Logger): Promi
     dumps: new DumpFiles(path.join(config.dataDir, "dumps")),
     directory: new DatabaseDirectory(store),
     tokenVerifier: undefined as unknown as DbTokenVerifier,
-    meter: new UsageMeter(store, systemClock, log),
+    meter: new UsageMeter(store, systemClock, log, (location, dbId) => files.sizeOf(location, dbId)),
     replicas: undefined as unknown as ReplicationManager,
     placement: undefined as unknown as LocalNode,
     readiness: [

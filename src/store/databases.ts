@@ -42,6 +42,8 @@ export interface DatabaseFilter {
   /** Databases following this schema database. */
   schemaId?: string;
   isSchema?: boolean;
+  /** Names containing this text: lowercase letters, digits and dashes only (no LIKE wildcards). */
+  nameContains?: string;
   /** Names after this one (a page's cursor). */
   after?: string;
   limit?: number;
@@ -150,6 +152,7 @@ export function databasesRepo(ex: Executor) {
       if (filter.parentId) q = q.where("d.parent_id", "=", filter.parentId);
       if (filter.schemaId) q = q.where("d.schema_id", "=", filter.schemaId);
       if (filter.isSchema !== undefined) q = q.where("d.is_schema", "=", filter.isSchema ? 1 : 0);
+      if (filter.nameContains) q = q.where("d.name", "like", `%${filter.nameContains}%`);
       if (filter.after !== undefined) q = q.where("d.name", ">", filter.after);
       if (filter.limit !== undefined) q = q.limit(filter.limit);
       return q.orderBy("d.name").execute();

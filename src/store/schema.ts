@@ -104,6 +104,8 @@ export interface UsageDailyTable {
   rows_read: number;
   rows_written: number;
   queries: number;
+  /** Bytes of the primary after the day's last recorded write; null when unknown. */
+  storage_bytes: number | null;
 }
 
 export interface QueryStatsTable {

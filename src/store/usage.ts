@@ -8,6 +8,8 @@ export interface UsageDelta {
   rowsRead: number;
   rowsWritten: number;
   queries: number;
+  /** Size of the primary measured after these writes; absent when not measured. */
+  storageBytes?: number;
 }
 
 export interface QueryStatsDelta {
@@ -23,6 +25,12 @@ export interface UsageTotals {
   rows_read: number;
   rows_written: number;
   queries: number;
+}
+
+export interface DailyUsage extends UsageTotals {
+  /** `YYYY-MM-DD` (UTC). */
+  day: string;
+  storage_bytes: number | null;
 }
 
 export interface MonthlyTotals extends UsageTotals {
@@ -58,12 +66,14 @@ export function usageRepo({ db }: Executor) {
             rows_read: d.rowsRead,
             rows_written: d.rowsWritten,
             queries: d.queries,
+            storage_bytes: d.storageBytes ?? null,
           })
           .onConflict((oc) =>
             oc.columns(["db_id", "day"]).doUpdateSet({
               rows_read: sql`usage_daily.rows_read + excluded.rows_read`,
               rows_written: sql`usage_daily.rows_written + excluded.rows_written`,
               queries: sql`usage_daily.queries + excluded.queries`,
+              storage_bytes: sql`coalesce(excluded.storage_bytes, usage_daily.storage_bytes)`,
             }),
           )
           .execute();
@@ -119,6 +129,37 @@ export function usageRepo({ db }: Executor) {
         rows_written: Number(r.rows_written),
         queries: Number(r.queries),
       };
+    },
+
+    /** One database's rows per UTC day from `fromDay` to `toDay`, inclusive, oldest first. */
+    daily: async (dbId: string, fromDay: string, toDay: string): Promise<DailyUsage[]> => {
+      const rows = await db
+        .selectFrom("usage_daily")
+        .select(["day", "rows_read", "rows_written", "queries", "storage_bytes"])
+        .where("db_id", "=", dbId)
+        .where("day", ">=", fromDay)
+        .where("day", "<=", toDay)
+        .orderBy("day")
+        .execute();
+      return rows.map((r) => ({
+        day: r.day,
+        ...totals(r),
+        storage_bytes: r.storage_bytes === null ? null : Number(r.storage_bytes),
+      }));
+    },
+
+    /** The last storage size recorded for a database before the UTC day `day`; null if none. */
+    storageBefore: async (dbId: string, day: string): Promise<number | null> => {
+      const r = await db
+        .selectFrom("usage_daily")
+        .select("storage_bytes")
+        .where("db_id", "=", dbId)
+        .where("day", "<", day)
+        .where("storage_bytes", "is not", null)
+        .orderBy("day", "desc")
+        .limit(1)
+        .executeTakeFirst();
+      return r?.storage_bytes == null ? null : Number(r.storage_bytes);
     },
 
     /**

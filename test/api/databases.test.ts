@@ -73,6 +73,30 @@ describe("reading and deleting databases", () => {
     expect(none.body.databases).toEqual([]);
   });
 
+  it("searches names by a part of them, without regard to case, page by page", async () => {
+    for (const n of ["find-alpha", "find-beta", "find-gamma", "other-find"])
+      await createDatabase(u, u.username, n);
+    const names = (r: { body: { databases: Array<{ Name: string }> } }) =>
+      r.body.databases.map((d) => d.Name);
+    expect(names(await u.api.get(`${dbs()}?search=FIND`))).toEqual([
+      "find-alpha",
+      "find-beta",
+      "find-gamma",
+      "other-find",
+    ]);
+    const first = await u.api.get(`${dbs()}?search=find-&limit=2`);
+    expect(names(first)).toEqual(["find-alpha", "find-beta"]);
+    const second = await u.api.get(`${dbs()}?search=find-&limit=2&cursor=${first.body.pagination.next}`);
+    expect(names(second)).toEqual(["find-gamma"]);
+    expect(second.body.pagination.next).toBeNull();
+    // Text no name can hold (and SQL wildcards) matches nothing, rather than everything.
+    for (const text of ["%", "_", "find%25", "no such"]) {
+      const r = await u.api.get(`${dbs()}?search=${encodeURIComponent(text)}`);
+      expect(r.status).toBe(200);
+      expect(r.body.databases).toEqual([]);
+    }
+  });
+
   it("deletes a database and the files of all its instances", async () => {
     const d = await createDatabase(u, u.username, "short-lived", "default");
     const files = ["aws-us-east-1", "aws-eu-west-1"].map((l) => instanceFile(h.dataDir, l, d.DbId));

@@ -70,14 +70,21 @@ export async function newPostgresDatabase(): Promise<string> {
   return `${base}/${name}`;
 }
 
-/** Boots a real Shoal on a random port with a fresh data folder in the system temp directory. */
-export async function startTestShoal(overrides: Partial<Config> = {}): Promise<TestShoal> {
+/**
+ * Boots a real Shoal on a random port with a fresh data folder in the system temp directory.
+ * `start.consoleDir` serves a console built by the test (test/helpers/console.ts).
+ */
+export async function startTestShoal(
+  overrides: Partial<Config> = {},
+  start: { consoleDir?: string } = {},
+): Promise<TestShoal> {
   const dataDir = overrides.dataDir ?? (await mkdtemp(path.join(tmpdir(), "shoal-test-")));
   const metadataUrl =
     overrides.metadataUrl ?? (TEST_STORE === "postgres" ? await newPostgresDatabase() : undefined);
   const config = testConfig(dataDir, { ...overrides, metadataUrl });
   const log = createLogger(config.logLevel);
-  let shoal = await startShoal(config, { log, announce: () => {} });
+  const opts = { log, announce: () => {}, consoleDir: start.consoleDir };
+  let shoal = await startShoal(config, opts);
   await shoal.reconciled;
   const h: TestShoal = {
     url: shoal.url,
@@ -89,7 +96,7 @@ export async function startTestShoal(overrides: Partial<Config> = {}): Promise<T
     async restart() {
       const port = shoal.port;
       await shoal.close();
-      shoal = await startShoal({ ...config, port }, { log, announce: () => {} });
+      shoal = await startShoal({ ...config, port }, opts);
       await shoal.reconciled;
       h.shoal = shoal;
       h.url = shoal.url;

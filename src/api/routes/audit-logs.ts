@@ -20,7 +20,7 @@ export const auditLogRoutes: Route[] = [
     path: "/v1/organizations/{organizationName}/audit-logs",
     summary: "List the audit log",
     description:
-      "Every change made in the organization, newest first, written in the same transaction as the change. Owners and admins only. Page with `page` and `page_size`, or with `cursor` set to `pagination.next`.",
+      "Every change made in the organization, newest first, written in the same transaction as the change. Owners and admins only. Page with `page` and `page_size`, or with `cursor` set to `pagination.next`; narrow with `code` and `author`.",
     tags: ["Audit logs"],
     params: OrgParams,
     query: z.object({
@@ -29,6 +29,12 @@ export const auditLogRoutes: Route[] = [
       }),
       page: optional(z.coerce.number().int()).openapi({ description: "Page number, from 1." }),
       cursor: optional(z.string()).openapi({ description: "`pagination.next` of the previous page." }),
+      code: optional(z.string().max(100)).openapi({
+        description: "Only entries with this code, e.g. `db-create` (Shoal only).",
+      }),
+      author: optional(z.string().max(100)).openapi({
+        description: "Only entries by this username (Shoal only).",
+      }),
     }),
     response: z.object({
       audit_logs: z.array(AuditLogWire),
@@ -46,6 +52,8 @@ export const auditLogRoutes: Route[] = [
         page: query.page,
         pageSize: query.page_size,
         cursor: query.cursor,
+        code: query.code || undefined,
+        author: query.author || undefined,
       });
       return {
         audit_logs: p.entries.map((e) => ({

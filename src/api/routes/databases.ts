@@ -70,6 +70,9 @@ export const databaseRoutes: Route[] = [
       parent: optional(z.string()).openapi({ description: "Only branches of this database (id or name)." }),
       schema: optional(z.string()).openapi({ description: "Only databases following this schema database." }),
       type: optional(z.enum(["schema"])).openapi({ description: "`schema`: only schema databases." }),
+      search: optional(z.string().max(64)).openapi({
+        description: "Only databases whose name contains this text, without regard to case (Shoal only).",
+      }),
     }),
     response: z.object({ databases: z.array(DatabaseWire), pagination: PaginationWire }),
     handler: async ({ ctx, params, query }) => {
@@ -81,6 +84,7 @@ export const databaseRoutes: Route[] = [
           parent: query.parent,
           schema: query.schema,
           schemasOnly: query.type === "schema",
+          search: query.search,
         },
         { limit: query.limit, cursor: query.cursor },
       );

@@ -213,7 +213,7 @@ export class HranaStream implements SqlStream {
       committed = p.info.kind !== "rollback";
       const db = this.access.database;
       this.services.meter.record(
-        { id: db.id, orgId: db.org_id },
+        { id: db.id, orgId: db.org_id, location: db.primary_location },
         p.info.sql,
         result.rowsRead,
         result.rowsWritten,

@@ -8,6 +8,7 @@ import * as m0005 from "./0005-seeds.js";
 import * as m0006 from "./0006-allowed-ips.js";
 import * as m0007 from "./0007-revoked-token-lookup.js";
 import * as m0008 from "./0008-holding-counts.js";
+import * as m0009 from "./0009-storage-history.js";
 
 /**
  * Every migration in order. Names never change once released; a new schema change is a new file.
@@ -22,6 +23,7 @@ const ALL: Record<string, { up(db: Kysely<unknown>, kind: DialectKind): Promise<
   "0006-allowed-ips": m0006,
   "0007-revoked-token-lookup": m0007,
   "0008-holding-counts": m0008,
+  "0009-storage-history": m0009,
 };
 
 export function migrationProvider(kind: DialectKind): MigrationProvider {

@@ -116,6 +116,12 @@ export const databasesMatrix: Record<string, MatrixEntry> = {
     viewer: "allow",
     path: (f) => `${o(f)}/databases/${f.database}/usage/queries?from=2026-01-01T00:00:00Z`,
   },
+  "GET /v1/organizations/{organizationName}/databases/{databaseName}/usage/daily": {
+    kind: "org",
+    scope: "read",
+    viewer: "allow",
+    path: (f) => `${o(f)}/databases/${f.database}/usage/daily`,
+  },
   "POST /v1/organizations/{organizationName}/databases/{databaseName}/instances": {
     kind: "org",
     scope: "db:configure",

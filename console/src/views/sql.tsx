@@ -1,0 +1,197 @@
+import { useState } from "preact/hooks";
+import { useOrg } from "../context.js";
+import { count } from "../format.js";
+import { useAction } from "../hooks.js";
+import { runStatements, type StepOutcome, type Value } from "../hrana.js";
+import { href } from "../router.js";
+import { splitStatements } from "../sql-split.js";
+import { Button, ErrorNote, Field, ScrollRegion, Section } from "../ui/kit.js";
+import { databasePath } from "./databases.js";
+
+interface HistoryEntry {
+  sql: string;
+  at: string;
+  ok: boolean;
+}
+const HISTORY_MAX = 50;
+/** The history stays in this tab, like the token: statements can hold data. */
+const historyKey = (org: string, db: string) => `shoal.console.sql.${org}/${db}`;
+function loadHistory(key: string): HistoryEntry[] {
+  try {
+    return JSON.parse(sessionStorage.getItem(key) ?? "[]") as HistoryEntry[];
+  } catch {
+    return [];
+  }
+}
+
+export function SqlEditor({ name }: { name: string }) {
+  const { org, canWrite } = useOrg();
+  const base = databasePath(org.slug, name);
+  const key = historyKey(org.slug, name);
+  const [sql, setSql] = useState("");
+  const [outcomes, setOutcomes] = useState<StepOutcome[]>([]);
+  const [history, setHistory] = useState<HistoryEntry[]>(() => loadHistory(key));
+  const action = useAction();
+  const run = async () => {
+    const statements = splitStatements(sql);
+    if (statements.length === 0) return;
+    const done = await action.run(() => runStatements(base, org.slug, name, statements));
+    setOutcomes(done ?? []);
+    const entry = {
+      sql: sql.trim(),
+      at: new Date().toISOString(),
+      ok: !!done && done.every((o) => o.result),
+    };
+    const next = [entry, ...history.filter((h) => h.sql !== entry.sql)].slice(0, HISTORY_MAX);
+    setHistory(next);
+    sessionStorage.setItem(key, JSON.stringify(next));
+  };
+  return (
+    <>
+      <p class="crumbs">
+        <a href={href("orgs", org.slug, "databases")}>Databases</a> /{" "}
+        <a href={href("orgs", org.slug, "databases", name)}>{name}</a> /
+      </p>
+      <h1>SQL editor</h1>
+      {!canWrite ? (
+        <p class="notice">
+          Viewers can't run SQL here: the editor uses a database token, and only members, admins and owners
+          may mint one.
+        </p>
+      ) : (
+        <>
+          <Section title={`Run SQL on ${name}`}>
+            <form
+              class="stack-form"
+              onSubmit={(e) => {
+                e.preventDefault();
+                void run();
+              }}
+            >
+              <Field label="Statements" hint="Separate statements with semicolons. Ctrl+Enter runs them.">
+                <textarea
+                  class="mono editor"
+                  rows={8}
+                  spellcheck={false}
+                  value={sql}
+                  onInput={(e) => setSql(e.currentTarget.value)}
+                  onKeyDown={(e) => {
+                    if (e.key === "Enter" && (e.ctrlKey || e.metaKey)) {
+                      e.preventDefault();
+                      void run();
+                    }
+                  }}
+                />
+              </Field>
+              <div class="row">
+                <Button type="submit" kind="primary" busy={action.busy}>
+                  {action.busy ? "Running…" : "Run"}
+                </Button>
+                <span class="hint">Runs with a database token that expires after 15 minutes.</span>
+              </div>
+            </form>
+            <ErrorNote message={action.error} />
+          </Section>
+          {outcomes.length > 0 && (
+            <Section title="Results">
+              {outcomes.map((o, i) => (
+                <Outcome key={`${i}-${o.sql}`} o={o} />
+              ))}
+            </Section>
+          )}
+          <Section title="History">
+            {history.length === 0 && <p class="hint">Nothing run yet in this tab.</p>}
+            <ol class="history">
+              {history.map((h) => (
+                <li key={h.at}>
+                  <button
+                    type="button"
+                    class="link mono"
+                    onClick={() => setSql(h.sql)}
+                    title="Put back in the editor"
+                  >
+                    {h.sql.length > 120 ? `${h.sql.slice(0, 120)}…` : h.sql}
+                  </button>
+                  <span class="hint">
+                    {" "}
+                    {new Date(h.at).toLocaleTimeString("en")} · {h.ok ? "ok" : "failed"}
+                  </span>
+                </li>
+              ))}
+            </ol>
+          </Section>
+        </>
+      )}
+    </>
+  );
+}
+
+function cell(v: Value): string {
+  switch (v.type) {
+    case "null":
+      return "NULL";
+    case "blob":
+      return `blob, ${Math.floor((v.base64.replace(/=+$/, "").length * 3) / 4)} bytes`;
+    default:
+      return String(v.value);
+  }
+}
+
+function Outcome({ o }: { o: StepOutcome }) {
+  const head = <pre class="code stmt">{o.sql}</pre>;
+  if (o.error) {
+    return (
+      <div class="outcome">
+        {head}
+        <p class="error" role="alert">
+          {o.error.message}
+          {o.error.code ? ` (${o.error.code})` : ""}
+        </p>
+      </div>
+    );
+  }
+  if (!o.result) {
+    return (
+      <div class="outcome">
+        {head}
+        <p class="hint">Not run: an earlier statement failed.</p>
+      </div>
+    );
+  }
+  const r = o.result;
+  const stats = `${count(r.rows.length)} row${r.rows.length === 1 ? "" : "s"} · ${count(r.affected_row_count)} changed · ${count(r.rows_read ?? 0)} read · ${r.query_duration_ms?.toFixed(1) ?? "?"} ms`;
+  return (
+    <div class="outcome">
+      {head}
+      <p class="hint">{stats}</p>
+      {r.cols.length > 0 && (
+        <ScrollRegion label="Result rows">
+          <table class="results">
+            <thead>
+              <tr>
+                {r.cols.map((c, i) => (
+                  <th key={i} scope="col">
+                    {c.name ?? `column ${i + 1}`}
+                    <span class="type">{c.decltype || "no declared type"}</span>
+                  </th>
+                ))}
+              </tr>
+            </thead>
+            <tbody>
+              {r.rows.map((row, i) => (
+                <tr key={i}>
+                  {row.map((v, j) => (
+                    <td key={j} class={`v-${v.type}`} title={v.type}>
+                      {cell(v)}
+                      <span class="vt">{v.type}</span>
+                    </td>
+                  ))}
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </ScrollRegion>
+      )}
+    </div>
+  );
+}
