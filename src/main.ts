@@ -308,7 +308,8 @@ async function readVersion(): Promise<string> {
   return (JSON.parse(await readFile(pkg, "utf8")) as { version: string }).version;
 }
 
-async function runFromCommandLine(): Promise<void> {
+/** Starts Shoal from the environment, as `shoal start` (and `npm start`) run it, until a signal stops it. */
+export async function runFromCommandLine(): Promise<void> {
   let config: Config;
   try {
     config = loadConfig(process.env, await readVersion());

@@ -13,7 +13,7 @@ let dir: string;
 
 const ROWS = [
   [1, "plain", 1.5, null],
-  [2, "it's \"quoted\"\nwith a line break\r\nand a \\n", 5.0, new Uint8Array([0, 1, 255])],
+  [2, 'it\'s "quoted"\nwith a line break\r\nand a \\n', 5.0, new Uint8Array([0, 1, 255])],
   [3, "ünïcödé 🐟", -0.25, new Uint8Array([])],
 ];
 
@@ -66,7 +66,7 @@ describe("GET .../dump", () => {
     expect(text.endsWith("COMMIT;\n")).toBe(true);
     // One statement per line: line breaks in values are written with replace().
     expect(text).toContain("char(10)");
-    expect(text).toContain("INSERT INTO \"calc\"(\"a\") VALUES(21);");
+    expect(text).toContain('INSERT INTO "calc"("a") VALUES(21);');
     expect(text).toContain("5.0,");
 
     const rebuilt = path.join(dir, "from-dump.db");
@@ -140,25 +140,25 @@ describe("refusals", () => {
     for (const route of ["dump", "export"]) {
       const none = await get(`${db.urls.httpPath}${route}`, undefined);
       expect(none.status).toBe(401);
-      expect((await none.json()).code).toBe("AUTH_HEADER_NOT_FOUND");
+      expect(((await none.json()) as { code: string }).code).toBe("AUTH_HEADER_NOT_FOUND");
       expect((await get(`${db.urls.httpPath}${route}`, "not-a-token")).status).toBe(401);
       const foreign = await get(`${db.urls.httpPath}${route}`, other.token);
       expect(foreign.status).toBe(403);
-      expect((await foreign.json()).code).toBe("AUTH_DATABASE_MISMATCH");
+      expect(((await foreign.json()) as { code: string }).code).toBe("AUTH_DATABASE_MISMATCH");
     }
   });
 
   it("answers 404 for a database that doesn't exist, and 403 BLOCKED while reads are blocked", async () => {
     const missing = await get(`${h.url}/db/${db.org}/no-such-db/dump`, db.token);
     expect(missing.status).toBe(404);
-    expect((await missing.json()).code).toBe("DATABASE_NOT_FOUND");
+    expect(((await missing.json()) as { code: string }).code).toBe("DATABASE_NOT_FOUND");
     const blocked = await setupDatabase(h, { user: db.user });
     await db.user.api.patch(`/v1/organizations/${db.org}/databases/${blocked.name}/configuration`, {
       block_reads: true,
     });
     const res = await get(`${blocked.urls.httpPath}export`, blocked.token);
     expect(res.status).toBe(403);
-    expect((await res.json()).code).toBe("BLOCKED");
+    expect(((await res.json()) as { code: string }).code).toBe("BLOCKED");
   });
 });
 
