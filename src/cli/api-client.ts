@@ -97,6 +97,7 @@ export async function listAll<T>(
   path: string,
   key: string,
   query: Record<string, string | undefined> = {},
+  hints: CallOptions["hints"] = {},
 ): Promise<T[]> {
   const items: T[] = [];
   let cursor: string | undefined;
@@ -106,6 +107,7 @@ export async function listAll<T>(
       path,
       {
         query: { ...query, ...(cursor ? { cursor } : {}) },
+        hints,
       },
     );
     items.push(...((page[key] as T[] | undefined) ?? []));

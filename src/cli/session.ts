@@ -58,5 +58,13 @@ export async function openSession(io: Io, opts: GlobalOptions): Promise<Session>
       "run `shoal login <url>` (or set SHOAL_URL and SHOAL_TOKEN)",
     );
   }
-  return new Session(io, file, saved, new ApiClient(url, token), opts.org);
+  // The organization chosen with `org switch` belongs to the saved login, not to another token.
+  const own = token === saved.token && url === saved.url;
+  return new Session(
+    io,
+    file,
+    own ? saved : { ...saved, org: undefined },
+    new ApiClient(url, token),
+    opts.org,
+  );
 }

@@ -32,8 +32,13 @@ export class PtySession {
     const deadline = Date.now() + timeoutMs;
     for (;;) {
       const rest = this.text.slice(from);
-      const m = typeof pattern === "string" ? rest.indexOf(pattern) : rest.search(pattern);
-      if (m !== -1) return from + m + (typeof pattern === "string" ? pattern.length : 1);
+      if (typeof pattern === "string") {
+        const m = rest.indexOf(pattern);
+        if (m !== -1) return from + m + pattern.length;
+      } else {
+        const m = pattern.exec(rest);
+        if (m) return from + m.index + m[0].length;
+      }
       if (Date.now() > deadline) throw new Error(`the terminal never showed ${pattern}:\n${this.text}`);
       await new Promise((r) => setTimeout(r, 20));
     }

@@ -32,7 +32,7 @@ export function registerAdmin(program: Command, io: Io): void {
     .description("List every user")
     .action(
       remote(io, async (s, _args, opts) => {
-        const list = await listAll<User>(s.api, "/v1/admin/users", "users");
+        const list = await listAll<User>(s.api, "/v1/admin/users", "users", {}, adminOnly);
         await emit(io.stdout, opts.json, list, () =>
           renderTable(
             ["username", "email", "admin", "created"],

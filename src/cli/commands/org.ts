@@ -67,7 +67,10 @@ export function registerOrg(program: Command, io: Io): void {
           "GET",
           `/v1/organizations/${encodeURIComponent(String(slug))}`,
           {
-            hints: { 403: "you are not a member of it: see your organizations with `shoal org list`" },
+            hints: {
+              403: "you are not a member of it: see your organizations with `shoal org list`",
+              404: "see your organizations with `shoal org list`",
+            },
           },
         );
         await writeConfig(s.configFile, { ...s.saved, org: r.organization.slug });

@@ -36,7 +36,8 @@ export function jsonOf(v: HranaValue): unknown {
     case "text":
       return v.value;
     case "blob":
-      return v.base64;
+      // Servers may leave the padding out; scripts get the standard form.
+      return Buffer.from(v.base64, "base64").toString("base64");
   }
 }
 

@@ -51,7 +51,12 @@ export async function interactive(shell: Shell, io: Io, historyFile: string): Pr
     removeHistoryDuplicates: true,
     prompt,
   });
-  rl.on("history", (lines: string[]) => void saveHistory(historyFile, lines));
+  // Saves run one after the other, and the shell waits for the last before it leaves.
+  let saving = Promise.resolve();
+  rl.on("history", (lines: string[]) => {
+    const snapshot = [...lines];
+    saving = saving.then(() => saveHistory(historyFile, snapshot));
+  });
   const feeder = new Feeder();
   rl.on("SIGINT", () => {
     feeder.clear();
@@ -78,4 +83,5 @@ export async function interactive(shell: Shell, io: Io, historyFile: string): Pr
     rl.prompt();
   }
   rl.close();
+  await saving;
 }
