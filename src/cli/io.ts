@@ -1,6 +1,6 @@
 import type { Readable, Writable } from "node:stream";
 
-/** Environment variables, as the process got them (only cli/main.ts reads process.env). */
+/** Environment variables, as the process got them (only cli/main.ts reads them from the process). */
 export type Env = Readonly<Record<string, string | undefined>>;
 
 export type Output = Writable & { isTTY?: boolean; columns?: number };

@@ -7,7 +7,8 @@ import { PtySession } from "../helpers/pty.js";
 let h: CliHarness;
 
 beforeAll(async () => {
-  h = await CliHarness.start();
+  // Short-lived idle streams, so the shell's handling of them can be seen.
+  h = await CliHarness.start({ SHOAL_STREAM_IDLE_TIMEOUT_MS: "1000" });
   await h.ok(["db", "create", "notes"]);
   await h.ok([
     "db",
@@ -182,6 +183,31 @@ describe("db shell on a terminal", () => {
       pty.type("\u0004");
       expect(await pty.exited).toBe(0);
       expect(pty.text).not.toContain("never run\n");
+    } finally {
+      pty.kill();
+    }
+  });
+
+  it("carries on after the server closes an idle stream, and says so when that lost a transaction", async () => {
+    const idle = () => new Promise((r) => setTimeout(r, 1500));
+    const pty = new PtySession(h.commandLine(["db", "shell", "notes"]), h.env({ TERM: "xterm" }));
+    try {
+      let at = await pty.waitFor("notes> ");
+      pty.type("SELECT 1 AS a;\r");
+      at = await pty.waitFor(/a\n-\n1\nnotes> /, at);
+      await idle();
+      pty.type("SELECT 2 AS b;\r");
+      at = await pty.waitFor(/b\n-\n2\nnotes> /, at);
+      pty.type("BEGIN;\r");
+      at = await pty.waitFor("notes> ", at);
+      await idle();
+      pty.type("SELECT 3;\r");
+      at = await pty.waitFor("Error: the transaction was idle too long: the server rolled it back", at);
+      at = await pty.waitFor("notes> ", at);
+      pty.type("SELECT 4 AS d;\r");
+      at = await pty.waitFor(/d\n-\n4\nnotes> /, at);
+      pty.type(".quit\r");
+      expect(await pty.exited).toBe(0);
     } finally {
       pty.kill();
     }
