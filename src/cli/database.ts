@@ -25,6 +25,16 @@ export interface DatabaseAccess {
   token: string;
 }
 
+/**
+ * What to do when a database's data plane refuses the CLI: its token is a short-lived database
+ * token, not the API token, so the API's hints would mislead.
+ */
+export const DATA_PLANE_HINTS: Partial<Record<number, string>> = {
+  401: "the database token was refused (expired, or its credentials rotated): run the command again for a new one",
+  403: "the database refused this: check its configuration (`shoal db show`) and your role",
+  404: "check the database name (`shoal db list`)",
+};
+
 export function notFoundHint(org: string): Partial<Record<number, string>> {
   return { 404: `see the databases of organization ${org} with \`shoal db list\`` };
 }

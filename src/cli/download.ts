@@ -4,7 +4,7 @@ import { Readable, Transform, type Writable } from "node:stream";
 import { pipeline } from "node:stream/promises";
 import type { ReadableStream as WebStream } from "node:stream/web";
 import { apiError, unreachable } from "./api-client.js";
-import type { DatabaseAccess } from "./database.js";
+import { DATA_PLANE_HINTS, type DatabaseAccess } from "./database.js";
 import { CliError } from "./errors.js";
 import type { Output } from "./io.js";
 import { Progress } from "./progress.js";
@@ -17,7 +17,7 @@ export async function fetchFromDatabase(db: DatabaseAccess, route: string): Prom
   } catch (e) {
     throw unreachable(db.url, e);
   }
-  if (!res.ok || !res.body) throw apiError(res.status, await res.text());
+  if (!res.ok || !res.body) throw apiError(res.status, await res.text(), DATA_PLANE_HINTS);
   return res;
 }
 

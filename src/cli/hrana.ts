@@ -1,4 +1,5 @@
 import { apiError, unreachable } from "./api-client.js";
+import { DATA_PLANE_HINTS } from "./database.js";
 import { CliError } from "./errors.js";
 
 /** A value as Hrana sends it over JSON. */
@@ -142,7 +143,7 @@ export class HranaStream {
     const text = await res.text();
     if (!res.ok) {
       if (res.status === 400 && text.includes("STREAM_EXPIRED")) return { expired: true };
-      throw apiError(res.status, text, { 404: "check the database name (`shoal db list`)" });
+      throw apiError(res.status, text, DATA_PLANE_HINTS);
     }
     return { expired: false, body: JSON.parse(text) as { baton: string | null; results: unknown[] } };
   }

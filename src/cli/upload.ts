@@ -1,10 +1,10 @@
 import { randomBytes } from "node:crypto";
 import { createReadStream } from "node:fs";
-import { type FileHandle, open } from "node:fs/promises";
+import type { FileHandle } from "node:fs/promises";
 import path from "node:path";
 import { Readable } from "node:stream";
 import { apiError, unreachable } from "./api-client.js";
-import type { DatabaseAccess } from "./database.js";
+import { DATA_PLANE_HINTS, type DatabaseAccess } from "./database.js";
 import type { Output } from "./io.js";
 import { Progress } from "./progress.js";
 import type { Session } from "./session.js";
@@ -31,7 +31,7 @@ export async function uploadDatabaseFile(
       throw unreachable(db.url, e);
     }
     const text = await res.text();
-    if (!res.ok) throw apiError(res.status, text);
+    if (!res.ok) throw apiError(res.status, text, DATA_PLANE_HINTS);
     return text ? (JSON.parse(text) as Record<string, unknown>) : {};
   };
   const start = await put("v2/upload/start", JSON.stringify({ db_size_bytes: size }));
@@ -88,5 +88,3 @@ export async function isSqliteFile(file: FileHandle): Promise<boolean> {
   const { bytesRead } = await file.read(header, 0, 16, 0);
   return bytesRead === 16 && header.toString("latin1") === "SQLite format 3\0";
 }
-
-export { open };

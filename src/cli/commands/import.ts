@@ -1,11 +1,11 @@
-import { stat } from "node:fs/promises";
+import { open, stat } from "node:fs/promises";
 import type { Command } from "commander";
 import { getDatabase, openDatabase } from "../database.js";
 import { CliError } from "../errors.js";
 import type { Io } from "../io.js";
 import { emit } from "../output.js";
 import type { Session } from "../session.js";
-import { isSqliteFile, open, uploadDatabaseFile, uploadDump } from "../upload.js";
+import { isSqliteFile, uploadDatabaseFile, uploadDump } from "../upload.js";
 import { remote } from "./context.js";
 import { groupFor } from "./db.js";
 

@@ -1,4 +1,5 @@
 import { apiError, unreachable } from "../api-client.js";
+import { DATA_PLANE_HINTS } from "../database.js";
 import { CliError } from "../errors.js";
 import { write } from "../io.js";
 import { MODES, type Mode, textOf } from "./format.js";
@@ -30,7 +31,7 @@ async function dump(shell: Shell): Promise<void> {
   } catch (e) {
     throw unreachable(shell.db.url, e);
   }
-  if (!res.ok || !res.body) throw apiError(res.status, await res.text());
+  if (!res.ok || !res.body) throw apiError(res.status, await res.text(), DATA_PLANE_HINTS);
   const decoder = new TextDecoder();
   for await (const chunk of res.body as unknown as AsyncIterable<Uint8Array>) {
     await write(shell.out, decoder.decode(chunk, { stream: true }));
