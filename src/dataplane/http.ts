@@ -5,6 +5,7 @@ import { AppError, ForbiddenError, UnauthenticatedError } from "../errors.js";
 import { STATUS_OF_KIND } from "../lib/error-status.js";
 import type { ClientAddress } from "./client-address.js";
 import { CORS, corsHeaders } from "./cors.js";
+import { serveDump, serveExport } from "./export.js";
 import { batchCursorEntries } from "./hrana/cursor.js";
 import { dispatch } from "./hrana/dispatch.js";
 import { HranaError, ProtocolError } from "./hrana/errors.js";
@@ -144,6 +145,9 @@ export class HranaHttp {
       return send(res, 200, `Hello, this is Shoal: Hrana over HTTP ${path.slice(1)}\n`, "text/plain");
     }
     if (method === "GET") {
+      // The database's own copies, as sqld serves `/dump` (and a whole file at `/export`).
+      if (path === "/dump") return serveDump(res, await this.access(req, route), this.services.pool);
+      if (path === "/export") return serveExport(res, await this.access(req, route), this.services.pool);
       // Sync protocol v2, for embedded replicas (the `libsql` package opened with a syncUrl).
       if (path === "/info") return syncInfo(res, await this.syncAccess(req, route), this.services);
       const exp = /^\/export\/(\d+)$/.exec(path);

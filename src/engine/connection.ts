@@ -182,6 +182,18 @@ export class EngineConnection {
     return busy === 0 && (log === done || log === -1 || log === 0);
   }
 
+  /**
+   * Rows of a query, one at a time, for the engine's own reads (dumps): INTEGER as bigint, no
+   * statement cache, no metering. The connection is busy until the iteration ends.
+   */
+  rows(sql: string, args: readonly SqlValue[] = []): IterableIterator<SqlValue[]> {
+    return this.db
+      .prepare(sql)
+      .raw(true)
+      .safeIntegers(true)
+      .iterate(...args) as IterableIterator<SqlValue[]>;
+  }
+
   /** Runs SQL that returns nothing, for the engine's own use (ROLLBACK on expiry, PRAGMAs). */
   exec(sql: string): void {
     this.db.exec(sql);

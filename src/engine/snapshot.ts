@@ -30,6 +30,21 @@ export function snapshotInto(conn: EngineConnection, dest: string): void {
 }
 
 /**
+ * Writes a consistent copy of the database behind `conn` to `dest` for someone to download: the
+ * same `VACUUM INTO` as snapshotInto, but left as SQLite writes it (rollback journal, no WAL
+ * files to carry along), so that any SQLite opens it as one file.
+ */
+export function exportInto(conn: EngineConnection, dest: string): void {
+  conn.configure({ queryOnly: false, maxPageCount: 0 });
+  try {
+    conn.exec(`VACUUM INTO ${sqlString(dest)}`);
+  } catch (e) {
+    removeDatabaseFile(dest);
+    throw e;
+  }
+}
+
+/**
  * Makes a freshly built file a hosted database: checked by SQLite (`quick_check`) and in WAL mode,
  * as every instance is. Throws DatabaseFileError when SQLite finds it damaged.
  */

@@ -51,6 +51,7 @@ describe("the Database object", () => {
       Name: "shape",
       DbId: d.DbId,
       Hostname: `shape-${org}.shoal.test`,
+      http_url: `${h.url}/db/${org}/shape/`,
       regions: ["aws-us-east-1"],
       primaryRegion: "aws-us-east-1",
       group: "default",

@@ -11,9 +11,16 @@ export interface ShoalProcess {
   exited: Promise<number | string>;
 }
 
-/** Runs `src/main.ts` as its own process, the way `npm start` runs it, and waits until it is ready. */
-export async function spawnShoal(env: Record<string, string>, timeoutMs = 20_000): Promise<ShoalProcess> {
-  const proc = spawn(process.execPath, ["--import", "tsx", "src/main.ts"], {
+/**
+ * Runs `src/main.ts` as its own process (or, with `args`, another entry such as the CLI's
+ * `src/cli/main.ts start`, which `npm start` runs), and waits until it is ready.
+ */
+export async function spawnShoal(
+  env: Record<string, string>,
+  timeoutMs = 20_000,
+  args: string[] = ["src/main.ts"],
+): Promise<ShoalProcess> {
+  const proc = spawn(process.execPath, ["--import", "tsx", ...args], {
     cwd: ROOT,
     env: { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "", SHOAL_PORT: "0", ...env },
     stdio: ["ignore", "pipe", "pipe"],

@@ -2,6 +2,7 @@ import { z } from "@hono/zod-openapi";
 import { updateDatabaseVersion, wakeDatabase } from "../../domain/database-actions.js";
 import { getQueryStats } from "../../domain/database-usage.js";
 import { transferDatabase } from "../../domain/transfers.js";
+import { callerOrigin } from "../origin.js";
 import { DatabaseParams, optional } from "../params.js";
 import { type Route, route } from "../route.js";
 import { DatabaseWire, databaseWire } from "../wire/database.js";
@@ -63,7 +64,7 @@ export const databaseActionRoutes: Route[] = [
       409: "The name or hostname is taken in the target.",
       ...notFound,
     },
-    handler: async ({ ctx, params, body }) => ({
+    handler: async ({ ctx, params, body, c }) => ({
       database: databaseWire(
         await transferDatabase(
           ctx,
@@ -72,6 +73,7 @@ export const databaseActionRoutes: Route[] = [
           body.organization ?? body.org ?? "",
         ),
         ctx.deps.version,
+        callerOrigin(c),
       ),
     }),
   }),

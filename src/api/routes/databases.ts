@@ -1,6 +1,7 @@
 import { z } from "@hono/zod-openapi";
 import { createDatabase, deleteDatabase, getDatabase, listDatabases } from "../../domain/databases.js";
 import { FORWARDED_HEADER } from "../forward.js";
+import { callerOrigin } from "../origin.js";
 import { DatabaseParams, OrgParams, optional, PageQuery, PaginationWire } from "../params.js";
 import { type Route, route } from "../route.js";
 import { CreatedDatabaseWire, DatabaseWire, databaseWire } from "../wire/database.js";
@@ -75,7 +76,7 @@ export const databaseRoutes: Route[] = [
       }),
     }),
     response: z.object({ databases: z.array(DatabaseWire), pagination: PaginationWire }),
-    handler: async ({ ctx, params, query }) => {
+    handler: async ({ ctx, params, query, c }) => {
       const page = await listDatabases(
         ctx,
         params.organizationName,
@@ -89,7 +90,7 @@ export const databaseRoutes: Route[] = [
         { limit: query.limit, cursor: query.cursor },
       );
       return {
-        databases: page.items.map((d) => databaseWire(d, ctx.deps.version)),
+        databases: page.items.map((d) => databaseWire(d, ctx.deps.version, callerOrigin(c))),
         pagination: { next: page.next },
       };
     },
@@ -134,10 +135,11 @@ export const databaseRoutes: Route[] = [
     params: DatabaseParams,
     response: z.object({ database: DatabaseWire }),
     errors: { 404: "could not find database with name <name>: record not found" },
-    handler: async ({ ctx, params }) => ({
+    handler: async ({ ctx, params, c }) => ({
       database: databaseWire(
         await getDatabase(ctx, params.organizationName, params.databaseName),
         ctx.deps.version,
+        callerOrigin(c),
       ),
     }),
   }),

@@ -11,6 +11,11 @@ export const DatabaseWire = z
     Name: z.string().openapi({ example: "my-db" }),
     DbId: z.string().openapi({ example: "0eb771dd-6906-11ee-8553-eaa7715aeaf2" }),
     Hostname: z.string().openapi({ example: "my-db-acme.localhost" }),
+    http_url: z.string().openapi({
+      description:
+        "Shoal only: the database's URL by path on the address this answer was asked on, for clients where `Hostname` doesn't resolve (no wildcard DNS). Use it as `@libsql/client`'s `url` (HTTP, trailing slash kept).",
+      example: "http://127.0.0.1:8080/db/acme/my-db/",
+    }),
     regions: z.array(z.string()),
     primaryRegion: z.string(),
     group: z.string(),
@@ -42,11 +47,18 @@ export const DatabaseWire = z
   })
   .openapi("Database");
 
-export function databaseWire(d: Database, version: string): z.infer<typeof DatabaseWire> {
+/** The path form of a database's URL on `origin`; the trailing slash keeps clients' relative paths inside it. */
+export function databasePathUrl(origin: string, d: Database): string {
+  return `${origin}/db/${encodeURIComponent(d.orgSlug)}/${encodeURIComponent(d.name)}/`;
+}
+
+/** `origin`: the caller's (see api/origin.ts), for `http_url`. */
+export function databaseWire(d: Database, version: string, origin: string): z.infer<typeof DatabaseWire> {
   return {
     Name: d.name,
     DbId: d.id,
     Hostname: d.hostname,
+    http_url: databasePathUrl(origin, d),
     regions: d.locations,
     primaryRegion: d.primaryLocation,
     group: d.group,

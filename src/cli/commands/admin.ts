@@ -1,0 +1,103 @@
+import type { Command } from "commander";
+import { listAll } from "../api-client.js";
+import type { Io } from "../io.js";
+import { emit, renderTable } from "../output.js";
+import { confirm, remote } from "./context.js";
+
+interface User {
+  username: string;
+  email: string;
+  admin: boolean;
+  created_at: string;
+}
+interface Node {
+  id: string;
+  url: string;
+  version: string;
+  live: boolean;
+  heartbeat_at: string;
+  locations: string[];
+}
+
+const adminOnly = { 403: "only the instance administrator may do this" };
+
+export function registerAdmin(program: Command, io: Io): void {
+  const admin = program
+    .command("admin")
+    .description("Instance administration (the administrator's token only)");
+  const users = admin.command("users").description("The users of this Shoal");
+
+  users
+    .command("list")
+    .description("List every user")
+    .action(
+      remote(io, async (s, _args, opts) => {
+        const list = await listAll<User>(s.api, "/v1/admin/users", "users", {}, adminOnly);
+        await emit(io.stdout, opts.json, list, () =>
+          renderTable(
+            ["username", "email", "admin", "created"],
+            list.map((u) => [u.username, u.email, u.admin ? "yes" : "no", u.created_at]),
+          ),
+        );
+      }),
+    );
+
+  users
+    .command("create")
+    .description("Create a user with a personal organization and a first API token (shown once)")
+    .argument("<username>")
+    .requiredOption("--email <email>", "the user's email address")
+    .action(
+      remote(io, async (s, [username], opts) => {
+        const r = await s.api.call<{ user: User; token: string }>("POST", "/v1/admin/users", {
+          body: { username, email: opts.email },
+          hints: adminOnly,
+        });
+        await emit(
+          io.stdout,
+          opts.json,
+          r,
+          () =>
+            `Created user ${r.user.username}. Their API token, shown once:\n\n  ${r.token}\n\n` +
+            `They log in with: shoal login ${s.api.baseUrl} --token <that token>\n`,
+        );
+      }),
+    );
+
+  users
+    .command("delete")
+    .description("Delete a user (and their personal organization)")
+    .argument("<username>")
+    .option("-y, --yes", "don't ask for confirmation")
+    .action(
+      remote(io, async (s, [username], opts) => {
+        await confirm(io, opts, `Delete user ${username}?`);
+        const r = await s.api.call("DELETE", `/v1/admin/users/${encodeURIComponent(String(username))}`, {
+          hints: { ...adminOnly, 404: "see the users with `shoal admin users list`" },
+        });
+        await emit(io.stdout, opts.json, r, () => `Deleted user ${username}.\n`);
+      }),
+    );
+
+  admin
+    .command("nodes")
+    .description("List the Shoal processes sharing this instance's store, and the locations each holds")
+    .action(
+      remote(io, async (s, _args, opts) => {
+        const r = await s.api.call<{ nodes: Node[] }>("GET", "/v1/admin/nodes", { hints: adminOnly });
+        await emit(io.stdout, opts.json, r.nodes, () =>
+          renderTable(
+            ["id", "url", "version", "live", "heartbeat", "locations"],
+            r.nodes.map((n) => [
+              n.id,
+              n.url,
+              n.version,
+              n.live ? "yes" : "no",
+              n.heartbeat_at,
+              n.locations.join(", "),
+            ]),
+          ),
+        );
+      }),
+    );
+}

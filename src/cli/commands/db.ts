@@ -1,0 +1,164 @@
+import type { Command } from "commander";
+import { listAll } from "../api-client.js";
+import { type DatabaseInfo, getDatabase, mintDatabaseToken, notFoundHint } from "../database.js";
+import { CliError } from "../errors.js";
+import type { Io } from "../io.js";
+import { emit, renderTable } from "../output.js";
+import type { Session } from "../session.js";
+import { confirm, remote } from "./context.js";
+import { defaultLocation, type Group } from "./group.js";
+
+function rows(dbs: DatabaseInfo[]) {
+  return dbs.map((d) => [d.Name, d.group, d.regions.join(", "), d.http_url ?? d.Hostname]);
+}
+
+/**
+ * The group a new database goes in: `--group`, else `default`. An organization with no group at
+ * all gets a `default` group first (as the turso CLI does), so a new user's first create works.
+ */
+export async function groupFor(
+  s: Session,
+  requested: string | undefined,
+  location: string | undefined,
+): Promise<{ name: string; created: boolean }> {
+  if (requested) return { name: requested, created: false };
+  const groups = await listAll<Group>(s.api, await s.orgPath("/groups"), "groups");
+  if (groups.some((g) => g.name === "default")) return { name: "default", created: false };
+  if (groups.length > 0) {
+    throw new CliError(
+      "the organization has no group named default",
+      `choose one with --group (${groups.map((g) => g.name).join(", ")})`,
+    );
+  }
+  await s.api.call("POST", await s.orgPath("/groups"), {
+    body: { name: "default", location: location ?? (await defaultLocation(s)) },
+  });
+  return { name: "default", created: true };
+}
+
+export function registerDb(program: Command, io: Io): Command {
+  const db = program.command("db").description("Databases: create, inspect, query, copy and delete them");
+
+  db.command("list")
+    .description("List the organization's databases")
+    .option("--group <group>", "only the databases of this group")
+    .action(
+      remote(io, async (s, _args, opts) => {
+        const dbs = await listAll<DatabaseInfo>(s.api, await s.orgPath("/databases"), "databases", {
+          group: opts.group as string | undefined,
+        });
+        await emit(io.stdout, opts.json, dbs, () =>
+          renderTable(["name", "group", "locations", "url"], rows(dbs)),
+        );
+      }),
+    );
+
+  db.command("create")
+    .description(
+      "Create a database (in group `default`, created on first use, unless --group says otherwise)",
+    )
+    .argument("<name>", "lowercase letters, digits and dashes")
+    .option("--group <group>", "the group to create it in")
+    .option("--location <code>", "location of the `default` group, if this creates it")
+    .option("--from-db <database>", "start as a copy of another database of the organization")
+    .action(
+      remote(io, async (s, [name], opts) => {
+        const group = await groupFor(
+          s,
+          opts.group as string | undefined,
+          opts.location as string | undefined,
+        );
+        const seed = opts.fromDb ? { type: "database", name: opts.fromDb } : undefined;
+        await s.api.call("POST", await s.orgPath("/databases"), {
+          body: { name, group: group.name, ...(seed ? { seed } : {}) },
+          hints: { 400: "check the name and `--group` (see `shoal group list`)" },
+        });
+        const d = await getDatabase(s, String(name));
+        await emit(
+          io.stdout,
+          opts.json,
+          d,
+          () =>
+            `${group.created ? `Created group default in ${d.primaryRegion}.\n` : ""}` +
+            `Created database ${d.Name} in group ${d.group}.\n` +
+            `URL: ${d.http_url}\nOpen a SQL shell with \`shoal db shell ${d.Name}\`.\n`,
+        );
+      }),
+    );
+
+  db.command("show")
+    .description("Show a database")
+    .argument("<name>")
+    .option("--url", "print only its URL (the path form, which needs no DNS)")
+    .option("--hostname", "print only its hostname (needs DNS for the database domain)")
+    .action(
+      remote(io, async (s, [name], opts) => {
+        const d = await getDatabase(s, String(name));
+        if (opts.url || opts.hostname) {
+          const value = opts.url ? d.http_url : d.Hostname;
+          await emit(
+            io.stdout,
+            opts.json,
+            opts.url ? { url: value } : { hostname: value },
+            () => `${value}\n`,
+          );
+          return;
+        }
+        await emit(io.stdout, opts.json, d, () =>
+          renderTable(
+            ["field", "value"],
+            [
+              ["name", d.Name],
+              ["id", d.DbId],
+              ["group", d.group],
+              ["locations", d.regions.join(", ")],
+              ["primary", d.primaryRegion],
+              ["url", d.http_url],
+              ["hostname", d.Hostname],
+              [
+                "blocked",
+                [d.block_reads && "reads", d.block_writes && "writes"].filter(Boolean).join(", ") || "no",
+              ],
+              ["schema", d.is_schema ? "is a schema database" : d.schema || "none"],
+            ],
+          ),
+        );
+      }),
+    );
+
+  db.command("destroy")
+    .description("Delete a database and all its instances")
+    .argument("<name>")
+    .option("-y, --yes", "don't ask for confirmation")
+    .action(
+      remote(io, async (s, [name], opts) => {
+        await confirm(io, opts, `Delete database ${name} and all its data?`);
+        const r = await s.api.call(
+          "DELETE",
+          await s.orgPath(`/databases/${encodeURIComponent(String(name))}`),
+          {
+            hints: notFoundHint(await s.org()),
+          },
+        );
+        await emit(io.stdout, opts.json, r, () => `Deleted database ${name}.\n`);
+      }),
+    );
+
+  const tokens = db.command("tokens").description("Database tokens, for clients that send SQL");
+  tokens
+    .command("create")
+    .description("Mint a token for one database (printed alone, for `$(...)` in scripts)")
+    .argument("<name>")
+    .option("--read-only", "a token that reads but cannot write")
+    .option("--expiration <duration>", "`never` (default) or a duration such as 2w, 1d, 12h, 30m")
+    .action(
+      remote(io, async (s, [name], opts) => {
+        const jwt = await mintDatabaseToken(s, String(name), {
+          readOnly: opts.readOnly === true,
+          expiration: opts.expiration as string | undefined,
+        });
+        await emit(io.stdout, opts.json, { jwt }, () => `${jwt}\n`);
+      }),
+    );
+  return db;
+}

@@ -1,0 +1,108 @@
+import { randomBytes } from "node:crypto";
+import { closeSync, createReadStream, fstatSync, openSync, rmSync } from "node:fs";
+import type { ServerResponse } from "node:http";
+import { pipeline } from "node:stream/promises";
+import type { DataAccess } from "../domain/data-access.js";
+import { dumpDatabase } from "../engine/dump-export.js";
+import type { ConnectionPool } from "../engine/pool.js";
+import { exportInto } from "../engine/snapshot.js";
+import { ForbiddenError } from "../errors.js";
+
+/** Dump text is sent in pieces of about this many characters. */
+const CHUNK_CHARS = 64 * 1024;
+
+/** A dump or an export reads the whole database: anyone who may read it may take one. */
+function mayRead(access: DataAccess): void {
+  const db = access.database;
+  // Replicas' internal tokens only sync (see DataAccess.replicaOf).
+  if (access.replicaOf !== undefined) throw new ForbiddenError("a replication token cannot read a dump");
+  if (db.block_reads === 1 || db.org_blocked_reads === 1) {
+    throw new ForbiddenError(`reads are blocked on database ${db.name}`, "BLOCKED");
+  }
+}
+
+function drained(res: ServerResponse): Promise<void> {
+  return new Promise((resolve) => {
+    const done = () => {
+      res.off("drain", done);
+      res.off("close", done);
+      resolve();
+    };
+    res.on("drain", done);
+    res.on("close", done);
+  });
+}
+
+/**
+ * `GET .../dump`: the database as SQL text (sqlite3's `.dump` format), as sqld serves it. It is
+ * read in one read transaction, so it is a consistent snapshot, and streamed as it is produced,
+ * waiting whenever the client reads slower than the dump is written.
+ */
+export async function serveDump(
+  res: ServerResponse,
+  access: DataAccess,
+  pool: ConnectionPool,
+): Promise<void> {
+  mayRead(access);
+  const conn = pool.checkout(access.path);
+  const lines = dumpDatabase(conn);
+  try {
+    // The first line comes after the snapshot is taken: a failure there is still a clean error.
+    let next = lines.next();
+    res.writeHead(200, { "content-type": "text/plain; charset=utf-8" });
+    let piece = "";
+    for (; !next.done; next = lines.next()) {
+      piece += next.value;
+      if (piece.length < CHUNK_CHARS) continue;
+      const more = res.write(piece);
+      piece = "";
+      if (!more) await drained(res);
+      if (res.destroyed) return;
+    }
+    res.end(piece);
+  } finally {
+    // Ends the generator's open statements; checkin rolls back the read transaction if unfinished.
+    lines.return(undefined);
+    pool.checkin(conn);
+  }
+}
+
+/**
+ * `GET .../export`: the database as one SQLite file. The copy is taken with `VACUUM INTO` (one
+ * read transaction, writers carry on) into a temporary file beside the database, which is
+ * unlinked as soon as it is open and streamed from there: nothing is held in memory, and nothing
+ * is left behind however the download ends.
+ */
+export async function serveExport(
+  res: ServerResponse,
+  access: DataAccess,
+  pool: ConnectionPool,
+): Promise<void> {
+  mayRead(access);
+  const temp = `${access.path}.export-${randomBytes(6).toString("hex")}`;
+  const conn = pool.checkout(access.path);
+  try {
+    exportInto(conn, temp);
+  } finally {
+    pool.checkin(conn);
+  }
+  let fd: number;
+  try {
+    fd = openSync(temp, "r");
+  } finally {
+    rmSync(temp, { force: true });
+  }
+  let size: number;
+  try {
+    size = fstatSync(fd).size;
+  } catch (e) {
+    closeSync(fd);
+    throw e;
+  }
+  res.writeHead(200, {
+    "content-type": "application/vnd.sqlite3",
+    "content-length": size,
+    "content-disposition": `attachment; filename="${access.database.name}.db"`,
+  });
+  await pipeline(createReadStream("", { fd }), res);
+}
