@@ -3,6 +3,7 @@ import { parseSizeLimit } from "../../domain/names.js";
 import type { UsageMeter } from "../../domain/usage-meter.js";
 import type { EngineConnection, ExecResult, Prepared, SqlArgs, SqlValue } from "../../engine/connection.js";
 import type { FrameLogs } from "../../engine/frame-logs.js";
+import { sweepDue, sweepStatements } from "../../engine/handle-release.js";
 import type { ConnectionPool } from "../../engine/pool.js";
 import { splitStatements } from "../../engine/sql-lexer.js";
 import { isSchemaChange, refuseOnFollower } from "../schema-changes.js";
@@ -168,6 +169,8 @@ export class HranaStream implements SqlStream {
 
   private run(sql: string, args: SqlArgs, wantRows: boolean): ExecResult | Promise<ExecResult> {
     if (this.closed) throw new ProtocolError("Stream for this baton was closed");
+    // Statements dropped by prepares wait for the garbage collector (see handle-release.ts).
+    if (sweepDue()) return sweepStatements().then(() => this.run(sql, args, wantRows));
     const conn = this.connection();
     let p = this.prepare(sql);
     let verdict: Verdict;
@@ -177,11 +180,13 @@ export class HranaStream implements SqlStream {
       throw toHranaError(e, "prepare");
     }
     refuseOnFollower(this.access.database, p.info.sql);
+    if (p.scans && sweepDue(true)) return sweepStatements().then(() => this.run(sql, args, wantRows));
     if (verdict !== undefined) {
       if ("attach" in verdict) return this.attachThenRun(verdict, args, wantRows);
       p = this.prepare(verdict.sql);
     }
-    if (!p.readonly && !this.holdsLock) return this.takeLock().then(() => this.exec(conn, p, args, wantRows));
+    // Once the lock is held, prepare again: another stream may have changed the schema meanwhile.
+    if (!p.readonly && !this.holdsLock) return this.takeLock().then(() => this.run(sql, args, wantRows));
     return this.exec(conn, p, args, wantRows);
   }
 
