@@ -1,6 +1,7 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { Deps } from "../domain/context.js";
 import { type DataAccess, openDataAccess, openDataAccessCached } from "../domain/data-access.js";
+import { damagedMessage, isDamaged, primaryCode } from "../engine/sqlite-errors.js";
 import { AppError, ForbiddenError, UnauthenticatedError } from "../errors.js";
 import { STATUS_OF_KIND } from "../lib/error-status.js";
 import type { ClientAddress } from "./client-address.js";
@@ -123,6 +124,8 @@ export class HranaHttp {
       }
       if (e instanceof AppError) sendError(res, STATUS_OF_KIND[e.kind], e.code ?? "ERROR", e.message);
       else if (e instanceof ProtocolError) sendError(res, 400, e.code, e.message);
+      // The database's own file is damaged: the request is fine, the database can't serve it.
+      else if (isDamaged(e)) sendError(res, 409, primaryCode(e), damagedMessage(e));
       else {
         this.deps.log.error({ err: e, path: req.url }, "data plane request failed");
         sendError(res, 500, "INTERNAL_ERROR", "internal error");

@@ -16,6 +16,7 @@ import {
 } from "./authorize.js";
 import { HranaError, ProtocolError, toHranaError } from "./errors.js";
 import type { Batch, Condition, Stmt } from "./requests.js";
+import { withoutServerPaths } from "./server-paths.js";
 import type { SqlStore } from "./sql-store.js";
 
 export interface StreamLimits {
@@ -171,7 +172,13 @@ export class HranaStream implements SqlStream {
     if (this.closed) throw new ProtocolError("Stream for this baton was closed");
     // Statements dropped by prepares wait for the garbage collector (see handle-release.ts).
     if (sweepDue()) return sweepStatements().then(() => this.run(sql, args, wantRows));
-    const conn = this.connection();
+    let conn: EngineConnection;
+    try {
+      conn = this.connection();
+    } catch (e) {
+      // Opening the file failed: SQLite found it damaged, say, which the client must hear about.
+      throw toHranaError(e);
+    }
     let p = this.prepare(sql);
     let verdict: Verdict;
     try {
@@ -213,7 +220,7 @@ export class HranaStream implements SqlStream {
   private exec(conn: EngineConnection, p: Prepared, args: SqlArgs, wantRows: boolean): ExecResult {
     let committed = false;
     try {
-      const result = conn.execute(p, args, wantRows);
+      const result = withoutServerPaths(p.info.sql, conn.execute(p, args, wantRows));
       if (this.access.database.is_schema === 1) this.trackSchemaChange(p.info.sql);
       committed = p.info.kind !== "rollback";
       const db = this.access.database;
