@@ -83,3 +83,16 @@ export function damagedMessage(e: SqliteFailure): string {
     "damage (seed type database with a timestamp) or restore a copy"
   );
 }
+
+/**
+ * A database file that isn't there. The driver ignores `fileMustExist` and would create an empty
+ * database in its place, hiding the loss; this stands for SQLite's own SQLITE_CANTOPEN instead.
+ */
+export class MissingFileError extends Error {
+  readonly code = "SQLITE_CANTOPEN";
+  readonly rawCode = 14;
+
+  constructor() {
+    super("unable to open database file: it is missing on the server");
+  }
+}
