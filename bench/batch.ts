@@ -29,10 +29,10 @@ const cases = (quick: boolean): Array<{ distinct: Case; repeated: Case }> => {
       distinct: { name: `${big} steps, 200 distinct texts`, steps: big, sql: (i) => `SELECT ?, ${i % 200}` },
       repeated: { name: `${big} steps, one text`, steps: big, sql: () => "SELECT ?, 0" },
     },
-    {
-      distinct: { name: `${small} steps, all distinct`, steps: small, sql: (i) => `SELECT ?, ${i}` },
-      repeated: { name: `${small} steps, one text`, steps: small, sql: () => "SELECT ?, 0" },
-    },
+    ...[small, 4 * small].map((n) => ({
+      distinct: { name: `${n} steps, all distinct`, steps: n, sql: (i: number) => `SELECT ?, ${i}` },
+      repeated: { name: `${n} steps, one text`, steps: n, sql: () => "SELECT ?, 0" },
+    })),
   ];
 };
 
@@ -97,6 +97,9 @@ export async function batchBenchmark(opts: BenchOptions): Promise<Record<string,
   console.log(`\nBatches of distinct statements: one v2 batch over HTTP, milliseconds (best of ${rounds})`);
   console.log("(baseline: the same number of steps with one repeated text)\n");
   console.log(table(["batch", "one text ms", "distinct ms", "ratio"], rows));
-  console.log("\nGoal: 4,000 steps of 200 texts well under a second; the ratio stays flat as steps grow.");
+  console.log(
+    "\nGoal: 4,000 steps of 200 texts well under a second; the ratio of the all-distinct batches stays flat\n" +
+      "from 2,000 to 8,000 steps (linear work; it grew with the steps when every prepare walked every statement).",
+  );
   return { batches: results };
 }

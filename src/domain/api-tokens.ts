@@ -38,8 +38,8 @@ export async function authenticate(deps: Deps, token: string): Promise<Principal
     // Turso's wording first (the official TS client's tests match on it), then what would help.
     if (jwtSegments(token) !== 3) {
       throw new UnauthenticatedError(
-        "token contains an invalid number of segments: an API token is a JWT, three parts separated " +
-          `by dots (eyJ...); check that the whole token was copied, or ${mint}`,
+        "token contains an invalid number of segments: this is no API token of this service (they are " +
+          `JWTs: three parts separated by dots, eyJ...); check that the whole token was copied, or ${mint}`,
       );
     }
     if (await isDatabaseToken(deps, token)) {

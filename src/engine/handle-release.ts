@@ -64,10 +64,11 @@ export async function flushClosing(): Promise<void> {
  * every read of `sqlite_stmt` (the scan counter, read around statements that scan) walks. A batch
  * of thousands of distinct statements runs without yielding, so none would be finalized before it
  * ends and each scanning statement would cost more than the last. Callers that run statements in
- * a loop sweep when `sweepDue` says so: rarely in general (a full collection costs milliseconds),
- * and sooner before a statement that reads the scan counter.
+ * a loop sweep when `sweepDue` says so: rarely in general (a full collection costs tens of
+ * milliseconds; 4,096 simple statements hold a few megabytes), and sooner before a statement that
+ * reads the scan counter, whose cost grows with every statement alive.
  */
-const SWEEP_AFTER = 1024;
+const SWEEP_AFTER = 4096;
 const SWEEP_BEFORE_SCAN_AFTER = 128;
 let dropped = 0;
 let sweeping: Promise<void> | undefined;

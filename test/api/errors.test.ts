@@ -64,7 +64,9 @@ describe("401: missing, malformed, unknown or revoked tokens", () => {
   it("answers a malformed token with Turso's words and what an API token looks like", async () => {
     const r = await call(h.url, "GET", "/v1/organizations", { token: "abc" });
     expect(r.status).toBe(401);
-    expect(r.body.error).toMatch(/^token contains an invalid number of segments: an API token is a JWT/);
+    expect(r.body.error).toMatch(
+      /^token contains an invalid number of segments: this is no API token of this service \(they are JWTs/,
+    );
     expect(r.body.error).toMatch(
       /check that the whole token was copied, or mint one with POST \/v1\/auth\/api-tokens/,
     );
