@@ -7,16 +7,10 @@ import { splitStatements } from "../../engine/sql-lexer.js";
 import { statementParameters } from "../../engine/sql-params.js";
 import { forbiddenUse, orgBlocked } from "./authorize.js";
 import { HranaError, toHranaError } from "./errors.js";
-import type { Batch, Stmt } from "./requests.js";
+import { argsOf, type Batch, type Stmt } from "./requests.js";
 import { withoutServerPaths } from "./server-paths.js";
 import type { SqlStore } from "./sql-store.js";
-import {
-  argsOf,
-  type BatchOutcome,
-  type DescribeResult,
-  type HranaStream,
-  type SqlStream,
-} from "./stream.js";
+import type { BatchOutcome, DescribeResult, HranaStream, SqlStream } from "./stream.js";
 
 export interface LocationServices {
   replicas: ReplicaPort;

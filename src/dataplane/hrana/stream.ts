@@ -1,7 +1,7 @@
 import type { DataAccess } from "../../domain/data-access.js";
 import { parseSizeLimit } from "../../domain/names.js";
 import type { UsageMeter } from "../../domain/usage-meter.js";
-import type { EngineConnection, ExecResult, Prepared, SqlArgs, SqlValue } from "../../engine/connection.js";
+import type { EngineConnection, ExecResult, Prepared, SqlArgs } from "../../engine/connection.js";
 import type { FrameLogs } from "../../engine/frame-logs.js";
 import { sweepDue, sweepStatements } from "../../engine/handle-release.js";
 import type { ConnectionPool } from "../../engine/pool.js";
@@ -15,7 +15,7 @@ import {
   type Verdict,
 } from "./authorize.js";
 import { HranaError, ProtocolError, toHranaError } from "./errors.js";
-import type { Batch, Condition, Stmt } from "./requests.js";
+import { argsOf, type Batch, type Condition, type Stmt } from "./requests.js";
 import { withoutServerPaths } from "./server-paths.js";
 import type { SqlStore } from "./sql-store.js";
 
@@ -172,13 +172,7 @@ export class HranaStream implements SqlStream {
     if (this.closed) throw new ProtocolError("Stream for this baton was closed");
     // Statements dropped by prepares wait for the garbage collector (see handle-release.ts).
     if (sweepDue()) return sweepStatements().then(() => this.run(sql, args, wantRows));
-    let conn: EngineConnection;
-    try {
-      conn = this.connection();
-    } catch (e) {
-      // Opening the file failed: SQLite found it damaged, say, which the client must hear about.
-      throw toHranaError(e);
-    }
+    const conn = this.connection();
     let p = this.prepare(sql);
     let verdict: Verdict;
     try {
@@ -250,7 +244,12 @@ export class HranaStream implements SqlStream {
 
   /** The stream's connection, with the caller's current rights applied at the SQLite level too. */
   private connection(): EngineConnection {
-    this.conn ??= this.services.pool.checkout(this.access.path);
+    try {
+      this.conn ??= this.services.pool.checkout(this.access.path);
+    } catch (e) {
+      // Opening the file failed (damaged, missing): the client hears SQLite's code, not a 500.
+      throw toHranaError(e);
+    }
     const db = this.access.database;
     this.conn.configure({
       queryOnly: !this.access.canWrite || db.block_writes === 1 || db.org_blocked_writes === 1,
@@ -384,17 +383,4 @@ export class HranaStream implements SqlStream {
         return this.isAutocommit();
     }
   }
-}
-
-export function argsOf(stmt: Stmt): SqlArgs {
-  if (stmt.args.length > 0 && stmt.namedArgs.length > 0) {
-    throw new HranaError(
-      "ARGS_BOTH_POSITIONAL_AND_NAMED",
-      "a statement cannot have both positional and named arguments",
-    );
-  }
-  if (stmt.namedArgs.length === 0) return stmt.args;
-  const named: Record<string, SqlValue> = {};
-  for (const [name, value] of stmt.namedArgs) named[name] = value;
-  return named;
 }
