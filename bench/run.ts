@@ -10,6 +10,7 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
+import { batchBenchmark } from "./batch.js";
 import { dataPlaneBenchmark } from "./dataplane.js";
 import { replicationBenchmark } from "./replication.js";
 import { scaleBenchmark } from "./scale.js";
@@ -24,6 +25,7 @@ const only = onlyAt >= 0 ? args[onlyAt + 1] : undefined;
 
 const benchmarks: Record<string, (o: { quick: boolean }) => Promise<Record<string, unknown>>> = {
   dataplane: dataPlaneBenchmark,
+  batch: batchBenchmark,
   replication: replicationBenchmark,
   scale: scaleBenchmark,
   sync: syncBenchmark,

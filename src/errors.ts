@@ -13,7 +13,8 @@ export type ErrorKind =
   | "unprocessable"
   | "unavailable"
   | "misdirected"
-  | "bad_gateway";
+  | "bad_gateway"
+  | "too_large";
 
 export class AppError extends Error {
   constructor(
@@ -105,6 +106,13 @@ export class MisdirectedError extends AppError {
 export class BadGatewayError extends AppError {
   constructor(message: string, code = "bad_gateway") {
     super("bad_gateway", message, code);
+  }
+}
+
+/** A request body past the size the service reads. */
+export class PayloadTooLargeError extends AppError {
+  constructor(message: string, code = "request_too_large") {
+    super("too_large", message, code);
   }
 }
 

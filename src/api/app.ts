@@ -1,7 +1,8 @@
-import { randomUUID } from "node:crypto";
 import { OpenAPIHono } from "@hono/zod-openapi";
 import type { Deps } from "../domain/context.js";
+import { loggablePath } from "../lib/loggable-path.js";
 import { RateLimiter, type RateLimitPolicy } from "../lib/rate-limiter.js";
+import { REQUEST_ID_HEADER, requestIdOf } from "../lib/request-id.js";
 import { registerConsoleRoutes } from "./console.js";
 import { registerDocumentRoutes } from "./document.js";
 import type { AppEnv } from "./env.js";
@@ -67,15 +68,17 @@ export function createApp(deps: Deps, opts: AppOptions = {}): OpenAPIHono<AppEnv
   const limiter = new RateLimiter(opts.rateLimit ?? { limit: 0, windowSeconds: 60 });
 
   app.use("*", async (c, next) => {
-    const requestId = randomUUID();
-    c.set("deps", deps);
+    const requestId = requestIdOf(c.req.header(REQUEST_ID_HEADER));
+    // Every line logged while serving the request, in the domain too, carries its id.
+    const log = deps.log.child({ requestId });
+    c.set("deps", { ...deps, log });
     c.set("requestId", requestId);
     c.set("limiter", limiter);
     const started = performance.now();
     await next();
-    c.header("x-request-id", requestId);
+    c.header(REQUEST_ID_HEADER, requestId);
     const ms = Math.round((performance.now() - started) * 10) / 10;
-    deps.log.info({ requestId, method: c.req.method, path: c.req.path, status: c.res.status, ms }, "request");
+    log.info({ method: c.req.method, path: loggablePath(c.req.path), status: c.res.status, ms }, "request");
   });
 
   app.openAPIRegistry.registerComponent("securitySchemes", "bearerAuth", {

@@ -8,6 +8,8 @@ export interface AppEnv {
     requestId: string;
     /** Per-token request limits set by the operator. */
     limiter: RateLimiter;
+    /** The body once read (see api/body.ts). */
+    bodyText?: string;
     /** Set once the bearer token was checked; absent on public routes called without one. */
     ctx?: Ctx;
   };

@@ -1,6 +1,7 @@
 import type { Context } from "hono";
 import { AppError } from "../errors.js";
 import { STATUS_OF_KIND } from "../lib/error-status.js";
+import { loggablePath } from "../lib/loggable-path.js";
 import type { AppEnv } from "./env.js";
 
 /**
@@ -14,6 +15,7 @@ export function errorResponse(err: unknown, c: Context<AppEnv>): Response {
     return c.json(body, STATUS_OF_KIND[err.kind]);
   }
   const requestId = c.get("requestId");
-  c.get("deps").log.error({ err, requestId, method: c.req.method, path: c.req.path }, "unhandled error");
+  // The request's own logger: the line carries the request id the client is shown.
+  c.get("deps").log.error({ err, method: c.req.method, path: loggablePath(c.req.path) }, "unhandled error");
   return c.json({ error: `internal error (request ${requestId})` }, 500);
 }

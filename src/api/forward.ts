@@ -1,5 +1,6 @@
 import type { Context } from "hono";
 import { BadGatewayError, MisdirectedError, UnavailableError } from "../errors.js";
+import { bodyText } from "./body.js";
 import type { AppEnv } from "./env.js";
 
 /** Marks a request one node sent to another, so it is never forwarded twice. */
@@ -77,7 +78,7 @@ export async function forwardToHolder(
   // The address the caller used, for answers that name it (dump URLs).
   if (incomingHeaders.host) headers.set("x-forwarded-host", incomingHeaders.host);
   const method = c.req.method;
-  const body = method === "GET" || method === "HEAD" ? undefined : await c.req.text();
+  const body = method === "GET" || method === "HEAD" ? undefined : await bodyText(c);
   let answer: Response;
   try {
     answer = await fetch(target, { method, headers, body: body || undefined, redirect: "manual" });

@@ -11,6 +11,7 @@ import {
 import { InvalidError, LimitExceededError } from "../errors.js";
 import { parseLenientJson } from "../lib/json-body.js";
 import { resolveCtx } from "./auth.js";
+import { bodyText, MAX_API_BODY_BYTES, refuseDeclaredTooLarge } from "./body.js";
 import type { AppEnv } from "./env.js";
 import { forwardable, forwardToHolder } from "./forward.js";
 
@@ -20,7 +21,7 @@ export const ErrorBody = z
 
 type Method = "get" | "post" | "patch" | "delete" | "put";
 type AnyObject = z.ZodType<Record<string, unknown>>;
-type ErrorStatus = 400 | 401 | 402 | 403 | 404 | 409 | 422 | 429 | 503;
+type ErrorStatus = 400 | 401 | 402 | 403 | 404 | 409 | 413 | 422 | 429 | 503;
 
 interface RouteDef<P extends AnyObject, Q extends AnyObject, B extends z.ZodType, A extends boolean> {
   method: Method;
@@ -105,7 +106,7 @@ async function runIdempotent(
   run: () => Promise<unknown>,
 ): Promise<Response> {
   const { deps, actor } = ctx;
-  const fingerprint = requestFingerprint(c.req.method, c.req.path, await c.req.text());
+  const fingerprint = requestFingerprint(c.req.method, c.req.path, await bodyText(c));
   const start = await beginIdempotent(deps, actor.userId, key, fingerprint);
   if (start.replay) {
     c.header("Idempotent-Replayed", "true");
@@ -167,6 +168,7 @@ export function route<
       };
       const errors: Partial<Record<ErrorStatus, string>> = {
         ...(authRequired ? { 401: "Missing, malformed, unknown or revoked API token." } : {}),
+        ...(def.body ? { 413: `A body larger than ${MAX_API_BODY_BYTES} bytes.` } : {}),
         ...def.errors,
       };
       for (const [status, description] of Object.entries(errors)) {
@@ -193,6 +195,8 @@ export function route<
       doc(def.path, def.summary, def.params);
 
       const handle = async (c: Context<AppEnv>, personal: boolean) => {
+        // Before the token is even looked up: a body declared too large is never read.
+        if (def.body) refuseDeclaredTooLarge(c);
         const ctx = await resolveCtx(c, !authRequired);
         if (ctx) enforceRateLimit(c, ctx.actor.tokenId);
         try {
@@ -216,7 +220,7 @@ export function route<
         const query = parse(def.query ?? EMPTY, c.req.query(), "query");
         let body: unknown = {};
         if (def.body) {
-          const json = parseLenientJson(await c.req.text());
+          const json = parseLenientJson(await bodyText(c));
           if (!json.ok) throw new InvalidError(`invalid JSON body: ${json.error}`);
           body = parse(def.body, json.value, "request body");
         }

@@ -1,8 +1,11 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { Deps } from "../domain/context.js";
 import { type DataAccess, openDataAccess, openDataAccessCached } from "../domain/data-access.js";
+import { damagedMessage, isDamaged, primaryCode } from "../engine/sqlite-errors.js";
 import { AppError, ForbiddenError, UnauthenticatedError } from "../errors.js";
 import { STATUS_OF_KIND } from "../lib/error-status.js";
+import { loggablePath } from "../lib/loggable-path.js";
+import { REQUEST_ID_HEADER, requestIdOf } from "../lib/request-id.js";
 import type { ClientAddress } from "./client-address.js";
 import { CORS, corsHeaders } from "./cors.js";
 import { serveDump, serveExport } from "./export.js";
@@ -22,6 +25,8 @@ import { isUploadRequest, uploadsOf } from "./upload.js";
 
 /** Largest request body accepted (a pipeline, a batch); sqld's default is the same order. */
 const MAX_BODY_BYTES = 16 * 1024 * 1024;
+/** How much of a body past the limit is read and dropped before answering 413 (see readBody). */
+const DRAIN_BYTES = 256 * 1024 * 1024;
 
 function send(res: ServerResponse, status: number, body: string, contentType: string): void {
   const bytes = Buffer.from(body);
@@ -46,24 +51,48 @@ function bearer(header: string | undefined): string | undefined {
   return m?.[1];
 }
 
+/** A request body past MAX_BODY_BYTES, answered 413 in the data plane's error shape. */
+class BodyTooLargeError extends Error {
+  constructor() {
+    super(`the request body is larger than ${MAX_BODY_BYTES} bytes, the most the data plane reads`);
+  }
+}
+
+/**
+ * Reads a request body of at most MAX_BODY_BYTES. Past that nothing more is kept, but the rest is
+ * still read (and dropped) before the 413 goes out: a client still sending when the server answers
+ * and closes gets its connection reset instead of the answer. Only past DRAIN_BYTES more does the
+ * server stop listening and answer at once.
+ */
 function readBody(req: IncomingMessage): Promise<string> {
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];
     let size = 0;
+    let dropped = 0;
+    const declared = Number(req.headers["content-length"] ?? 0);
+    if (declared > MAX_BODY_BYTES + DRAIN_BYTES) {
+      req.resume();
+      reject(new BodyTooLargeError());
+      return;
+    }
     req.on("data", (c: Buffer) => {
-      size += c.length;
-      if (size > MAX_BODY_BYTES) {
-        reject(
-          new ProtocolError(`the request body is larger than ${MAX_BODY_BYTES} bytes`, "REQUEST_TOO_LARGE"),
-        );
-        req.destroy();
+      if (dropped > 0 || size + c.length > MAX_BODY_BYTES) {
+        if (dropped === 0) chunks.length = 0;
+        dropped += c.length;
+        if (dropped > DRAIN_BYTES) {
+          req.removeAllListeners("data");
+          req.resume();
+          reject(new BodyTooLargeError());
+        }
         return;
       }
+      size += c.length;
       chunks.push(c);
     });
-    req.on("end", () =>
-      resolve(chunks.length === 1 ? chunks[0]!.toString() : Buffer.concat(chunks).toString()),
-    );
+    req.on("end", () => {
+      if (dropped > 0) reject(new BodyTooLargeError());
+      else resolve(chunks.length === 1 ? chunks[0]!.toString() : Buffer.concat(chunks).toString());
+    });
     req.on("error", reject);
   });
 }
@@ -73,7 +102,7 @@ async function readJson(bodyText: Promise<string>): Promise<Record<string, unkno
   try {
     body = JSON.parse(await bodyText);
   } catch (e) {
-    if (e instanceof ProtocolError) throw e;
+    if (e instanceof ProtocolError || e instanceof BodyTooLargeError) throw e;
     throw new ProtocolError("the request body is not valid JSON");
   }
   if (typeof body !== "object" || body === null || Array.isArray(body)) {
@@ -105,6 +134,9 @@ export class HranaHttp {
   ) {}
 
   async handle(req: IncomingMessage, res: ServerResponse, route: DataRoute): Promise<void> {
+    const requestId = requestIdOf(req.headers[REQUEST_ID_HEADER]);
+    // Every answer carries it (writeHead adds headers set here), so a failure can be found in the log.
+    res.setHeader(REQUEST_ID_HEADER, requestId);
     try {
       await this.route(req, res, route);
     } catch (e) {
@@ -112,11 +144,19 @@ export class HranaHttp {
         res.destroy();
         return;
       }
-      if (e instanceof AppError) sendError(res, STATUS_OF_KIND[e.kind], e.code ?? "ERROR", e.message);
+      if (e instanceof BodyTooLargeError) {
+        // The connection can't be trusted to be at a request boundary any more.
+        res.setHeader("connection", "close");
+        sendError(res, 413, "REQUEST_TOO_LARGE", e.message);
+      } else if (e instanceof AppError) sendError(res, STATUS_OF_KIND[e.kind], e.code ?? "ERROR", e.message);
       else if (e instanceof ProtocolError) sendError(res, 400, e.code, e.message);
+      // The database's own file is damaged: the request is fine, the database can't serve it.
+      else if (isDamaged(e)) sendError(res, 409, primaryCode(e), damagedMessage(e));
       else {
-        this.deps.log.error({ err: e, path: req.url }, "data plane request failed");
-        sendError(res, 500, "INTERNAL_ERROR", "internal error");
+        const log = this.deps.log.child({ requestId });
+        const path = loggablePath((req.url ?? "/").split("?")[0]!);
+        log.error({ err: e, method: req.method, path }, "data plane request failed");
+        sendError(res, 500, "INTERNAL_ERROR", `internal error (request ${requestId})`);
       }
     }
   }

@@ -5,6 +5,7 @@ import type { Deps } from "../domain/context.js";
 import { type DataAccess, openDataAccess } from "../domain/data-access.js";
 import type { DatabaseLocator } from "../domain/directory.js";
 import { AppError, ForbiddenError } from "../errors.js";
+import { REQUEST_ID_HEADER, requestIdOf } from "../lib/request-id.js";
 import type { ClientAddress } from "./client-address.js";
 import { batchCursorEntries } from "./hrana/cursor.js";
 import { dispatch } from "./hrana/dispatch.js";
@@ -31,12 +32,19 @@ export class HranaWebSockets {
     handleProtocols: (offered) => SUBPROTOCOLS.find((p) => offered.has(p)) ?? false,
   });
   private readonly connections = new Set<HranaWsConnection>();
+  /** The request id of each upgrade in progress, for its 101 answer. */
+  private readonly requestIds = new WeakMap<IncomingMessage, string>();
 
   constructor(
     private readonly deps: Deps,
     private readonly services: StreamServices & LocationServices,
     private readonly clientAddress: ClientAddress,
-  ) {}
+  ) {
+    this.wss.on("headers", (headers, req) => {
+      const id = this.requestIds.get(req);
+      if (id !== undefined) headers.push(`${REQUEST_ID_HEADER}: ${id}`);
+    });
+  }
 
   upgrade(
     req: IncomingMessage,
@@ -45,14 +53,18 @@ export class HranaWebSockets {
     locator: DatabaseLocator,
     location?: string,
   ): void {
+    // One id for the connection's whole life: its log lines and internal errors carry it.
+    const requestId = requestIdOf(req.headers[REQUEST_ID_HEADER]);
+    this.requestIds.set(req, requestId);
     this.wss.handleUpgrade(req, socket, head, (ws) => {
       const conn = new HranaWsConnection(
         ws,
         locator,
         location,
         this.clientAddress(req),
-        this.deps,
+        { ...this.deps, log: this.deps.log.child({ requestId }) },
         this.services,
+        requestId,
       );
       this.connections.add(conn);
       ws.once("close", () => {
@@ -92,6 +104,7 @@ class HranaWsConnection {
     private readonly peer: string | undefined,
     private readonly deps: Deps,
     private readonly services: StreamServices & LocationServices,
+    private readonly requestId: string,
   ) {
     ws.on("message", (data, isBinary) => {
       try {
@@ -137,8 +150,9 @@ class HranaWsConnection {
       this.send({ type: "hello_ok" });
       return access;
     } catch (e) {
+      if (!(e instanceof AppError)) this.deps.log.error({ err: e }, "websocket authentication failed");
       const error =
-        e instanceof AppError ? { message: e.message, code: e.code ?? "AUTH_FAILED" } : internal();
+        e instanceof AppError ? { message: e.message, code: e.code ?? "AUTH_FAILED" } : this.internal();
       this.send({ type: "hello_error", error });
       this.ws.close(CLOSE_POLICY, "authentication failed");
       return undefined;
@@ -312,14 +326,16 @@ class HranaWsConnection {
   }
 
   private fail(e: unknown): void {
-    if (!(e instanceof ProtocolError) && !(e instanceof SyntaxError)) {
-      this.deps.log.error({ err: e }, "websocket connection failed");
-    }
+    // AppErrors (a revoked token, say) are written for the client too.
+    const clientFault = e instanceof ProtocolError || e instanceof SyntaxError || e instanceof AppError;
+    if (!clientFault) this.deps.log.error({ err: e }, "websocket connection failed");
     this.closeStreams();
-    this.ws.close(CLOSE_PROTOCOL, e instanceof Error ? e.message.slice(0, 120) : "protocol error");
+    // The client hears what it did wrong, or only the request id of a failure of the server's.
+    const reason = clientFault ? e.message : this.internal().message;
+    this.ws.close(CLOSE_PROTOCOL, reason.slice(0, 120));
   }
-}
 
-function internal() {
-  return { message: "internal error", code: "INTERNAL_ERROR" };
+  private internal() {
+    return { message: `internal error (request ${this.requestId})`, code: "INTERNAL_ERROR" };
+  }
 }

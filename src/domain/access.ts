@@ -1,4 +1,5 @@
 import { NotFoundError } from "../errors.js";
+import { echoable } from "../lib/loggable-path.js";
 import type { DatabaseWithPlacement } from "../store/databases.js";
 import type { GroupRow } from "../store/schema.js";
 import type { Repos } from "../store/store.js";
@@ -7,7 +8,7 @@ import { type OrgAccess, type OrgAction, requireGroupInScope, requireOrgAccess }
 
 export const groupNotFound = () => new NotFoundError("group not found");
 export const databaseNotFound = (name: string) =>
-  new NotFoundError(`could not find database with name ${name}: record not found`);
+  new NotFoundError(`could not find database with name ${echoable(name)}: record not found`);
 
 /**
  * The organization, the caller's role and one of its groups, once the caller may do `action` on

@@ -7,7 +7,8 @@ import {
   UniqueViolationError,
 } from "../errors.js";
 import { newTokenId } from "../lib/ids.js";
-import { jwtSegments, signJwt } from "../lib/jwt.js";
+import { jwtSegments, signJwt, verifyJwtSignature } from "../lib/jwt.js";
+import { echoable } from "../lib/loggable-path.js";
 import { hashToken } from "../lib/secrets.js";
 import { isoTime } from "../lib/time.js";
 import type { TokenListing } from "../store/api-tokens.js";
@@ -33,9 +34,19 @@ export interface MintedToken {
 export async function authenticate(deps: Deps, token: string): Promise<Principal> {
   const row = await deps.store.read((r) => r.apiTokens.findByHash(hashToken(token)));
   if (!row) {
-    // Turso's wording for a malformed token, which the official TS client's own tests expect.
-    if (jwtSegments(token) !== 3)
-      throw new UnauthenticatedError("token contains an invalid number of segments");
+    const mint = "mint one with POST /v1/auth/api-tokens/{name} (turso auth api-tokens mint <name>)";
+    // Turso's wording first (the official TS client's tests match on it), then what would help.
+    if (jwtSegments(token) !== 3) {
+      throw new UnauthenticatedError(
+        "token contains an invalid number of segments: this is no API token of this service (they are " +
+          `JWTs: three parts separated by dots, eyJ...); check that the whole token was copied, or ${mint}`,
+      );
+    }
+    if (await isDatabaseToken(deps, token)) {
+      throw new UnauthenticatedError(
+        `the token is a database token, which opens one database but not the management API: ${mint}`,
+      );
+    }
     throw new UnauthenticatedError("invalid or revoked API token");
   }
   return {
@@ -48,6 +59,14 @@ export async function authenticate(deps: Deps, token: string): Promise<Principal
     groupId: row.group_id,
     scopes: row.scopes ? (JSON.parse(row.scopes) as string[]) : null,
   };
+}
+
+/** Whether an unknown bearer token is one of this service's database tokens (only on the failure path). */
+function isDatabaseToken(deps: Deps, token: string): Promise<boolean> {
+  return verifyJwtSignature(deps.dbTokenKey, token).then(
+    () => true,
+    () => false,
+  );
 }
 
 /** Generates a new token value: an EdDSA JWT whose `jti` is the token id (Turso's format). */
@@ -234,7 +253,7 @@ export async function revokeApiToken(ctx: Ctx, name: string): Promise<void> {
   const { actor } = ctx;
   await ctx.deps.store.write(async (r) => {
     const token = (await r.apiTokens.listForUser(actor.userId)).find((t) => t.name === name);
-    if (!token) throw new NotFoundError(`token ${name} not found`);
+    if (!token) throw new NotFoundError(`token ${echoable(name)} not found`);
     if (!withinReach(actor, token)) {
       throw new ForbiddenError(
         "a restricted API token can only revoke itself, or tokens of its own organization: use an unrestricted token",
@@ -250,7 +269,7 @@ export async function revokeApiToken(ctx: Ctx, name: string): Promise<void> {
       }
     }
     if (!(await r.apiTokens.deleteByName(actor.userId, name))) {
-      throw new NotFoundError(`token ${name} not found`);
+      throw new NotFoundError(`token ${echoable(name)} not found`);
     }
     const personal = await r.organizations.findBySlug(ctx.actor.username);
     if (personal)

@@ -47,11 +47,16 @@ function toEntry(r: AuditLogRow): AuditEntry {
 export async function listAuditLogs(
   ctx: Ctx,
   slug: string,
-  q: { page?: number; pageSize?: number; cursor?: string; code?: string; author?: string },
+  q: { page?: number; pageSize?: number; limit?: number; cursor?: string; code?: string; author?: string },
 ): Promise<AuditPage> {
-  const pageSize = q.pageSize ?? 100;
+  if (q.pageSize !== undefined && q.limit !== undefined && q.pageSize !== q.limit) {
+    throw new InvalidError("give page_size or limit, not two different sizes");
+  }
+  const pageSize = q.pageSize ?? q.limit ?? 100;
   if (pageSize < 1 || pageSize > MAX_PAGE_SIZE) {
-    throw new InvalidError(`page_size must be between 1 and ${MAX_PAGE_SIZE}`);
+    throw new InvalidError(
+      `${q.pageSize === undefined && q.limit !== undefined ? "limit" : "page_size"} must be between 1 and ${MAX_PAGE_SIZE}`,
+    );
   }
   const page = q.page ?? 1;
   if (page < 1) throw new InvalidError("page must be 1 or more");

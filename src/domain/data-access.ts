@@ -1,7 +1,7 @@
 import { errors as joseErrors } from "jose";
 import { ForbiddenError, MisdirectedError, NotFoundError, UnauthenticatedError } from "../errors.js";
 import { allowlistOf } from "../lib/ip-allowlist.js";
-import { verifyJwt } from "../lib/jwt.js";
+import { verifyJwt, verifyJwtSignature } from "../lib/jwt.js";
 import type { Deps } from "./context.js";
 import type { DatabaseLocator, DataPlaneDatabase } from "./directory.js";
 import { awaitingUpload } from "./uploads.js";
@@ -44,7 +44,7 @@ export class DbTokenVerifier {
   private readonly cache = new Map<string, TokenClaims>();
 
   constructor(
-    private readonly deps: Pick<Deps, "dbTokenKey" | "clock">,
+    private readonly deps: Pick<Deps, "dbTokenKey" | "apiTokenKey" | "clock">,
     private readonly maxEntries = 10_000,
   ) {}
 
@@ -66,11 +66,28 @@ export class DbTokenVerifier {
     } catch (e) {
       if (e instanceof joseErrors.JWTExpired)
         throw new UnauthenticatedError("the token has expired", "AUTH_JWT_EXPIRED");
-      throw new UnauthenticatedError("the token is not a valid database token", "AUTH_JWT_INVALID");
+      throw await this.invalid(token);
     }
     if (this.cache.size >= this.maxEntries) this.cache.clear();
     this.cache.set(token, claims);
     return claims;
+  }
+
+  /** The refusal of a token that isn't a database token, saying what it is when that helps. */
+  private async invalid(token: string): Promise<UnauthenticatedError> {
+    const mint =
+      "mint a database token with POST /v1/organizations/{org}/databases/{db}/auth/tokens " +
+      "(turso db tokens create <db>)";
+    const isApiToken = await verifyJwtSignature(this.deps.apiTokenKey, token).then(
+      () => true,
+      () => false,
+    );
+    return new UnauthenticatedError(
+      isApiToken
+        ? `the token is an API token, which manages the service but opens no database: ${mint}`
+        : `the token is not a valid database token: ${mint}`,
+      "AUTH_JWT_INVALID",
+    );
   }
 }
 

@@ -27,6 +27,15 @@ const UNIT_SECONDS: Record<string, number> = {
   ns: 1e-9,
 };
 
+/** Turso's wording first (clients match on it), then what would have been accepted. */
+function invalidExpiration(text: string): InvalidError {
+  return new InvalidError(
+    `Invalid expiration format: ${JSON.stringify(text)}; use never, or a duration of whole numbers ` +
+      "with units w, d, h, m, s, ms, us or ns, such as 2w, 1d, 12h, 30m or 1h30m " +
+      "(there is no unit for months or years: use 4w or 52w)",
+  );
+}
+
 /** Seconds until expiry, or null for a token that never expires. */
 export function parseExpiration(text: string | undefined): number | null {
   const t = (text ?? "").trim();
@@ -37,7 +46,7 @@ export function parseExpiration(text: string | undefined): number | null {
   while (at < t.length) {
     re.lastIndex = at;
     const m = re.exec(t);
-    if (!m) throw new InvalidError("Invalid expiration format");
+    if (!m) throw invalidExpiration(t);
     total += Number(m[1]) * (UNIT_SECONDS[m[2]!] ?? 0);
     at = re.lastIndex;
   }

@@ -1,4 +1,5 @@
 import { ForbiddenError, InvalidError } from "../errors.js";
+import { echoable } from "../lib/loggable-path.js";
 import type { OrganizationRow } from "../store/schema.js";
 import type { Repos } from "../store/store.js";
 import type { Principal } from "./context.js";
@@ -112,7 +113,7 @@ export async function requireOrgAccess(
   const org = await r.organizations.findBySlug(slug);
   const member = org ? await r.members.find(org.id, actor.userId) : undefined;
   if (!org || !member || (actor.orgId !== null && actor.orgId !== org.id)) {
-    throw new ForbiddenError(`you are not a member of organization ${slug}`);
+    throw new ForbiddenError(`you are not a member of organization ${echoable(slug)}`);
   }
   checkTokenAllows(actor, action);
   if (!ALLOWED[action].includes(member.role)) {

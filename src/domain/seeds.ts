@@ -1,11 +1,13 @@
 import { mkdirSync } from "node:fs";
 import path from "node:path";
+import type { EngineConnection } from "../engine/connection.js";
 import { DumpError, importDump } from "../engine/dump-import.js";
 import { flushClosing } from "../engine/handle-release.js";
 import { restoreAsOf } from "../engine/point-in-time.js";
 import { createWithSchema, readSchema } from "../engine/schema-copy.js";
 import { DatabaseFileError, fileBytes, finishDatabaseFile, snapshotInto } from "../engine/snapshot.js";
-import { InvalidError, NotFoundError, UnavailableError } from "../errors.js";
+import { damagedMessage, isDamaged } from "../engine/sqlite-errors.js";
+import { ConflictError, InvalidError, NotFoundError, UnavailableError } from "../errors.js";
 import { parseRfc3339 } from "../lib/rfc3339.js";
 import type { DatabaseWithPlacement } from "../store/databases.js";
 import type { Deps } from "./context.js";
@@ -141,16 +143,31 @@ export function copyDatabase(
   const file = deps.files.path(source.primary_location, source.id);
   const now = deps.clock().getTime();
   if (at === undefined) {
-    const conn = deps.pool.checkout(file);
     try {
-      snapshotInto(conn, dest);
-    } finally {
-      deps.pool.checkin(conn);
+      const conn = deps.pool.checkout(file);
+      try {
+        snapshotInto(conn, dest);
+      } finally {
+        deps.pool.checkin(conn);
+      }
+    } catch (e) {
+      if (isDamaged(e))
+        throw new ConflictError(`database ${source.name} can't be copied: ${damagedMessage(e)}`);
+      if (e instanceof DatabaseFileError)
+        throw new ConflictError(`database ${source.name} can't be copied: ${e.message}`);
+      throw e;
     }
     return { parentId: source.id, branchedAt: new Date(now).toISOString() };
   }
   // A connection stays open meanwhile, so SQLite can't checkpoint the WAL being read on a close.
-  const conn = deps.pool.checkout(file);
+  // A file SQLite can't open is damaged; nothing can checkpoint it, and its history may still
+  // rebuild the past (that is how such a database is recovered).
+  let conn: EngineConnection | undefined;
+  try {
+    conn = deps.pool.checkout(file);
+  } catch (e) {
+    if (!isDamaged(e)) throw e;
+  }
   let outcome: ReturnType<typeof restoreAsOf>;
   try {
     outcome = restoreAsOf(deps.frameLogs.get(file), at, dest, {
@@ -162,7 +179,7 @@ export function copyDatabase(
       throw new InvalidError(`the restored database is damaged: ${e.message}`);
     throw e;
   } finally {
-    deps.pool.checkin(conn);
+    if (conn) deps.pool.checkin(conn);
   }
   if (outcome.kind === "future") {
     throw new InvalidError(

@@ -1,8 +1,9 @@
 import type Database from "libsql";
-import { closeWhenUnreferenced } from "./handle-release.js";
+import { closeWhenUnreferenced, statementsDropped } from "./handle-release.js";
 import { type StatementInfo, splitStatements } from "./sql-lexer.js";
 import { statementParameters } from "./sql-params.js";
 import { SqlInputError } from "./sqlite-errors.js";
+import { programFacts } from "./statement-program.js";
 
 /** A SQLite value as the engine passes it: INTEGER as bigint, REAL as number, BLOB as bytes. */
 export type SqlValue = null | bigint | number | string | Uint8Array;
@@ -45,7 +46,12 @@ export interface ConnectionSettings {
   maxPageCount: number;
 }
 
-const STATEMENT_CACHE = 64;
+/**
+ * Statements kept prepared per connection. Large enough that a batch cycling through a few hundred
+ * texts (as libsql-client-ts's tests do) prepares each once: an LRU smaller than the cycle misses
+ * on every step.
+ */
+export const STATEMENT_CACHE = 256;
 
 /**
  * One libSQL connection to one database file, as a Hrana stream uses it. It prepares each distinct
@@ -57,8 +63,15 @@ export class EngineConnection {
   private readonly settings: ConnectionSettings = { queryOnly: false, maxPageCount: 0 };
   // Not readonly: close() drops them so the connection can really close (see handle-release.ts).
   private changesStmt: Database.Statement;
-  private readonlyStmt: Database.Statement;
+  private schemaStmt: Database.Statement;
   private scanStmt: Database.Statement;
+  /** The schema version the cache was built on; -1 until the first check. */
+  private schemaVersion = -1;
+  /**
+   * Set once the schema was checked inside the open transaction: its snapshot hides other
+   * connections' changes, so only this connection's own writes can move the schema until it ends.
+   */
+  private schemaHeld = false;
   private closed = false;
 
   constructor(
@@ -66,9 +79,10 @@ export class EngineConnection {
     private readonly db: Database.Database,
   ) {
     this.changesStmt = db.prepare("SELECT changes(), last_insert_rowid()").raw(true).safeIntegers(true);
-    // sqlite_stmt (SQLITE_ENABLE_STMTVTAB) is the only way this driver exposes a statement's
-    // read-only flag and scan counter; a statement's text identifies it within the connection.
-    this.readonlyStmt = db.prepare("SELECT ro FROM sqlite_stmt WHERE sql = ?").raw(true);
+    this.schemaStmt = db.prepare("PRAGMA schema_version").raw(true);
+    // sqlite_stmt (SQLITE_ENABLE_STMTVTAB) is the only way this driver exposes a statement's scan
+    // counter; a statement's text identifies it within the connection. It is read only around
+    // statements that scan, and its cost grows with the statements alive on the connection.
     this.scanStmt = db.prepare("SELECT coalesce(sum(nscan), 0) FROM sqlite_stmt WHERE sql = ?").raw(true);
   }
 
@@ -99,6 +113,7 @@ export class EngineConnection {
    * throw before SQLite compiles it: compiling alone applies many PRAGMAs.
    */
   prepare(sql: string, guard?: (statement: string) => void): Prepared {
+    this.followSchema();
     const hit = this.cache.get(sql);
     if (hit) {
       this.cache.delete(sql);
@@ -118,24 +133,46 @@ export class EngineConnection {
     if (reader) stmt.raw(true).safeIntegers(true);
     const prepared: Prepared = {
       info,
-      readonly: (this.readonlyStmt.get(info.sql) as number[] | undefined)?.[0] === 1,
+      ...programFacts(this.db, info, () => statementsDropped()),
       params: statementParameters(info.sql),
       columns: reader ? stmt.columns().map((c) => ({ name: c.name, decltype: c.type })) : [],
       reader,
-      scans: this.planScans(info),
       stmt,
     };
     this.cache.set(sql, prepared);
     if (this.cache.size > STATEMENT_CACHE) {
       const oldest = this.cache.keys().next().value;
       if (oldest !== undefined) this.cache.delete(oldest);
+      statementsDropped();
     }
     return prepared;
+  }
+
+  /**
+   * Keeps this connection's view of the schema current. SQLite re-prepares a cached statement whose
+   * schema changed when it runs, but compiles a new statement against the schema it last loaded, so
+   * after another connection's `DROP TABLE t; CREATE TABLE t(a, b)` an idle pooled connection
+   * refused `INSERT INTO t VALUES (1, 2)` with "table t has 1 columns". What the cache learned
+   * (columns, parameters) may be stale too. So when the schema version moved, the cache is dropped
+   * and one statement that touches the schema is run: its schema check reloads the schema.
+   */
+  private followSchema(): void {
+    if (this.schemaHeld && this.db.inTransaction) return;
+    this.schemaHeld = this.db.inTransaction;
+    const version = (this.schemaStmt.get() as number[])[0]!;
+    if (version === this.schemaVersion) return;
+    statementsDropped(this.cache.size);
+    this.cache.clear();
+    this.db.exec("SELECT 1 FROM sqlite_schema LIMIT 0");
+    // Read before reloading: a change committed in between shows as a new version next time.
+    this.schemaVersion = version;
   }
 
   /** Runs a prepared statement. Rows are collected only when `wantRows`, but always counted. */
   execute(p: Prepared, args: SqlArgs, wantRows: boolean): ExecResult {
     const bound = bindArguments(p, args);
+    // Anything but a plain read may change the schema: DDL, or ROLLBACK TO undoing some.
+    if (!p.readonly || p.info.kind !== "read") this.schemaHeld = false;
     const started = performance.now();
     const scannedBefore = p.scans ? this.scanned(p) : 0;
     const rows: SqlValue[][] = [];
@@ -156,7 +193,8 @@ export class EngineConnection {
     } else {
       const r = p.stmt.run(bound);
       if (p.info.isDml) changes = r.changes;
-      if (p.info.isInsert) lastInsertRowid = BigInt(r.lastInsertRowid);
+      // The driver reports last_insert_rowid as a JS number, which rounds past 2^53.
+      if (p.info.isInsert) lastInsertRowid = (this.changesStmt.get() as [bigint, bigint])[1];
     }
     const scanned = p.scans ? this.scanned(p) - scannedBefore : 0;
     const durationMs = performance.now() - started;
@@ -179,6 +217,7 @@ export class EngineConnection {
    */
   checkpoint(): boolean {
     const [busy, log, done] = this.db.prepare("PRAGMA wal_checkpoint(TRUNCATE)").raw(true).get() as number[];
+    statementsDropped();
     return busy === 0 && (log === done || log === -1 || log === 0);
   }
 
@@ -206,25 +245,13 @@ export class EngineConnection {
     this.cache.clear();
     const dropped = undefined as unknown as Database.Statement;
     this.changesStmt = dropped;
-    this.readonlyStmt = dropped;
+    this.schemaStmt = dropped;
     this.scanStmt = dropped;
     closeWhenUnreferenced(this.db);
   }
 
   private scanned(p: Prepared): number {
     return Number((this.scanStmt.get(p.info.sql) as number[] | undefined)?.[0] ?? 0);
-  }
-
-  private planScans(info: StatementInfo): boolean {
-    if (info.isExplain || (info.kind !== "read" && info.kind !== "write")) return false;
-    try {
-      const stmt = this.db.prepare(`EXPLAIN QUERY PLAN ${info.sql}`).raw(true);
-      const plan = stmt.all() as unknown[][];
-      resetExplain(stmt, []);
-      return plan.some((step) => typeof step[3] === "string" && step[3].startsWith("SCAN"));
-    } catch {
-      return false;
-    }
   }
 }
 
@@ -241,11 +268,17 @@ function resetExplain(stmt: Database.Statement, bound: SqlValue[] | Record<strin
   }
 }
 
+/** `?` (null) and `?NNN` parameters take positional arguments; `:x`, `@x` and `$x` named ones. */
+function isPositional(name: string | null): boolean {
+  return name === null || name.charCodeAt(0) === 63; // "?"
+}
+
 /**
  * Checks arguments against the statement's parameters and shapes them for the driver, with sqld's
  * rules: `?` and `?NNN` take positional arguments, `:x`/`@x`/`$x` take the named argument of that
- * exact name or else `x`; too many or missing arguments are refused. (The driver itself would pad
- * missing ones with NULL and ignore extra ones, hiding client bugs.)
+ * exact name or else `x`; too many or missing arguments are refused, at the first parameter (in
+ * SQLite's order) that has no value. (The driver itself would pad missing ones with NULL and
+ * ignore extra ones, hiding client bugs.)
  */
 export function bindArguments(
   p: Pick<Prepared, "params">,
@@ -259,22 +292,18 @@ export function bindArguments(
   if (supplied > p.params.length) {
     throw invalid(`too many parameters, expected ${p.params.length} found ${supplied}`);
   }
-  if (p.params.every((name) => name === null)) {
-    if (!positional) {
-      if (supplied > 0) throw invalid(`value for parameter 1 not found`);
-      return [];
-    }
-    if (positional.length < p.params.length)
-      throw invalid(`value for parameter ${positional.length + 1} not found`);
-    return [...positional];
-  }
   const out: Record<string, SqlValue> = {};
   p.params.forEach((name, i) => {
-    if (name === null) throw invalid(`value for parameter ${i + 1} not found`);
-    const value = named && (name in named ? named[name] : named[name.slice(1)]);
+    if (isPositional(name)) {
+      const at = name === null ? i : Number(name.slice(1)) - 1;
+      if (positional?.[at] === undefined) throw invalid(`value for parameter ${name ?? i + 1} not found`);
+      return;
+    }
+    const value = named && (name! in named ? named[name!] : named[name!.slice(1)]);
     if (value === undefined) throw invalid(`value for parameter ${name} not found`);
     // The driver matches an unprefixed key against :x, @x and $x alike.
-    out[name.slice(1)] = value;
+    out[name!.slice(1)] = value;
   });
-  return out;
+  // Every parameter found its value, so they are all positional or all named.
+  return positional ? [...positional] : out;
 }

@@ -2,7 +2,7 @@ import { mkdirSync } from "node:fs";
 import path from "node:path";
 import Database from "libsql";
 import { finishDatabaseFile, removeDatabaseFile } from "./snapshot.js";
-import { fileFunctionIn } from "./sql-guard.js";
+import { fileLevelUseIn } from "./sql-guard.js";
 import { type StatementInfo, splitStatements } from "./sql-lexer.js";
 import { pragmaOf } from "./sql-tokens.js";
 
@@ -38,8 +38,8 @@ const DUMP_PRAGMAS = new Set([
 export function refusalOf(info: StatementInfo): string | undefined {
   if (info.kind === "attach" || info.kind === "detach") return "ATTACH and DETACH are not allowed in a dump";
   if (/^vacuum\b[\s\S]*\binto\b/i.test(info.sql)) return "VACUUM INTO is not allowed in a dump";
-  const named = fileFunctionIn(info.sql);
-  if (named) return `${named}() is not allowed in a dump`;
+  const named = fileLevelUseIn(info.sql);
+  if (named) return `${named.name}${named.reaches === "function" ? "()" : ""} is not allowed in a dump`;
   const pragma = pragmaOf(info.sql);
   if (pragma && !DUMP_PRAGMAS.has(pragma.name)) return `PRAGMA ${pragma.name} is not allowed in a dump`;
   return undefined;

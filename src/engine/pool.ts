@@ -1,6 +1,8 @@
+import { existsSync } from "node:fs";
 import Database from "libsql";
 import { EngineConnection } from "./connection.js";
 import { flushClosing } from "./handle-release.js";
+import { MissingFileError } from "./sqlite-errors.js";
 import { WriteLock } from "./write-lock.js";
 
 export interface PoolOptions {
@@ -137,6 +139,7 @@ export class ConnectionPool {
   }
 
   private connect(path: string): EngineConnection {
+    if (!existsSync(path)) throw new MissingFileError();
     const db = new Database(path, { fileMustExist: true });
     try {
       db.exec("PRAGMA journal_mode = WAL");

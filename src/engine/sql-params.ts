@@ -32,8 +32,10 @@ class ParamCollector implements ParamSink {
     }
     // SQLite rejects ?0 and indexes past the limit when preparing; there is nothing to number.
     if (index < 1 || index > MAX_PARAM_INDEX) return;
-    // A ?NNN that reuses a named parameter's index shares its slot, and the slot keeps the name.
     while (names.length < index) names.push(null);
+    // Like sqlite3_bind_parameter_name, a ?NNN slot is named as written unless it already has a
+    // name (a named parameter's index reused shares its slot, and the slot keeps that name).
+    if (names[index - 1] === null) names[index - 1] = src.slice(start, end);
   }
 }
 

@@ -263,3 +263,21 @@ export function pragmaOf(sql: string): { name: string; form: "read" | "assign" |
   const c = t === PUNCT ? sql.charCodeAt(lx.start) : 0;
   return { name, form: c === CH_EQ ? "assign" : c === CH_LPAREN ? "call" : "read" };
 }
+
+/**
+ * The SQL with every blob literal (`x'01ff'`) emptied to `x''`, or the SQL itself when it has
+ * none. EXPLAIN lists a blob literal's bytes as text, and the driver aborts the process on text
+ * that isn't UTF-8; the bytecode's shape doesn't depend on the bytes.
+ */
+export function withEmptyBlobs(sql: string): string {
+  if (!/[xX]'/.test(sql)) return sql;
+  const lx = new Lexer(sql);
+  let out = "";
+  let copied = 0;
+  for (let t = lx.next(); t !== EOF; t = lx.next()) {
+    if (t !== STRING || sql.charCodeAt(lx.start) === CH_QUOTE) continue;
+    out += `${sql.slice(copied, lx.start)}x''`;
+    copied = lx.end;
+  }
+  return copied === 0 ? sql : out + sql.slice(copied);
+}

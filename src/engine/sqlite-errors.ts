@@ -68,3 +68,31 @@ export class SqlInputError extends Error {
     super(message);
   }
 }
+
+/** SQLite found a database file damaged (SQLITE_CORRUPT) or not a database at all (SQLITE_NOTADB). */
+export function isDamaged(e: unknown): e is SqliteFailure {
+  if (!isSqliteFailure(e)) return false;
+  const code = primaryCode(e);
+  return code === "SQLITE_CORRUPT" || code === "SQLITE_NOTADB";
+}
+
+/** What a client is told about a damaged database, and how to get its data back. */
+export function damagedMessage(e: SqliteFailure): string {
+  return (
+    `the database file is damaged (${e.message}); create a database from it as it was before the ` +
+    "damage (seed type database with a timestamp) or restore a copy"
+  );
+}
+
+/**
+ * A database file that isn't there. The driver ignores `fileMustExist` and would create an empty
+ * database in its place, hiding the loss; this stands for SQLite's own SQLITE_CANTOPEN instead.
+ */
+export class MissingFileError extends Error {
+  readonly code = "SQLITE_CANTOPEN";
+  readonly rawCode = 14;
+
+  constructor() {
+    super("unable to open database file: it is missing on the server");
+  }
+}

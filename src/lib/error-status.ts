@@ -5,7 +5,7 @@ import type { ErrorKind } from "../errors.js";
  * plane so one kind never means two statuses.
  */
 export const STATUS_OF_KIND: Readonly<
-  Record<ErrorKind, 400 | 401 | 402 | 403 | 404 | 409 | 421 | 422 | 429 | 502 | 503>
+  Record<ErrorKind, 400 | 401 | 402 | 403 | 404 | 409 | 413 | 421 | 422 | 429 | 502 | 503>
 > = {
   invalid: 400,
   unauthenticated: 401,
@@ -18,4 +18,5 @@ export const STATUS_OF_KIND: Readonly<
   unavailable: 503,
   misdirected: 421,
   bad_gateway: 502,
+  too_large: 413,
 };

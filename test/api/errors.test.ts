@@ -61,9 +61,32 @@ describe("401: missing, malformed, unknown or revoked tokens", () => {
     expect(r.status).toBe(401);
   });
 
-  it("answers Turso's message for a malformed token", async () => {
+  it("answers a malformed token with Turso's words and what an API token looks like", async () => {
     const r = await call(h.url, "GET", "/v1/organizations", { token: "abc" });
-    expect(r).toMatchObject({ status: 401, body: { error: "token contains an invalid number of segments" } });
+    expect(r.status).toBe(401);
+    expect(r.body.error).toMatch(
+      /^token contains an invalid number of segments: this is no API token of this service \(they are JWTs/,
+    );
+    expect(r.body.error).toMatch(
+      /check that the whole token was copied, or mint one with POST \/v1\/auth\/api-tokens/,
+    );
+    // A token cut short on copying: two parts.
+    const cut = await call(h.url, "GET", "/v1/organizations", {
+      token: owner.token.split(".").slice(0, 2).join("."),
+    });
+    expect(cut.body.error).toMatch(/three parts separated by dots/);
+  });
+
+  it("tells someone who sends a database token to the management API to use an API token", async () => {
+    await createDatabase(owner, team, "token-mixup");
+    const minted = await call(h.url, "POST", `/v1/organizations/${team}/databases/token-mixup/auth/tokens`, {
+      token: owner.token,
+    });
+    const r = await call(h.url, "GET", "/v1/organizations", { token: minted.body.jwt });
+    expect(r.status).toBe(401);
+    expect(r.body.error).toMatch(
+      /^the token is a database token, .*mint one with POST \/v1\/auth\/api-tokens/,
+    );
   });
 
   it("refuses a well-formed token it never issued", async () => {

@@ -75,6 +75,84 @@ describe("the server's files", () => {
   });
 });
 
+describe("the database file's raw pages", () => {
+  it("can't be written or read through sqlite_dbpage, however it is spelled", async () => {
+    for (const token of [db.token, readOnly]) {
+      for (const statement of [
+        "UPDATE sqlite_dbpage SET data = zeroblob(4096) WHERE pgno = 1",
+        "update main.sqlite_dbpage set data = randomblob(4096) where pgno = 2",
+        'UPDATE "sqlite_dbpage" SET data = zeroblob(4096) WHERE pgno = 1',
+        "UPDATE [SQLite_DBPage] SET data = zeroblob(4096) WHERE pgno = 1",
+        "INSERT INTO `sqlite_dbpage` (pgno, data) VALUES (1, zeroblob(4096))",
+        "DELETE FROM sqlite_dbpage WHERE pgno = 2",
+        "SELECT data FROM sqlite_dbpage WHERE pgno = 1",
+        "SELECT data FROM sqlite_dbpage('main') WHERE pgno = 1",
+        "SELECT data FROM 'sqlite_dbpage'",
+        "WITH p AS (SELECT * FROM sqlite_dbpage) SELECT count(*) FROM p",
+        "EXPLAIN UPDATE sqlite_dbpage SET data = zeroblob(4096) WHERE pgno = 1",
+      ]) {
+        expect(await outcome(statement, token), statement).toMatch(
+          /^SQL_PARSE_ERROR: .*sqlite_dbpage .*raw pages/,
+        );
+      }
+    }
+    const r = await pipeline(db.urls.httpPath, db.token, {
+      requests: [
+        { type: "describe", sql: "UPDATE sqlite_dbpage SET data = zeroblob(4096) WHERE pgno = 1" },
+        { type: "batch", batch: { steps: [{ stmt: { sql: "DELETE FROM sqlite_dbpage WHERE pgno = 1" } }] } },
+      ],
+    });
+    expect(r.body.results[0].error.code).toBe("SQL_PARSE_ERROR");
+    expect(r.body.results[1].response.result.step_errors[0].code).toBe("SQL_PARSE_ERROR");
+    // The file is intact: the table and its row are still there.
+    expect(await outcome("SELECT v FROM t")).toBe("ok");
+    expect(await outcome("PRAGMA quick_check")).toBe("ok");
+  });
+});
+
+describe("the server's file paths", () => {
+  it("don't show in PRAGMA database_list, whose schema names still do", async () => {
+    const r = await pipeline(db.urls.httpPath, db.token, {
+      requests: [sql("PRAGMA database_list"), sql('PRAGMA main."database_list"')],
+    });
+    for (const res of r.body.results) {
+      const { cols, rows } = res.response.result;
+      expect(cols.map((c: any) => c.name)).toEqual(["seq", "name", "file"]);
+      expect(rows).toEqual([
+        [
+          { type: "integer", value: "0" },
+          { type: "text", value: "main" },
+          { type: "text", value: "" },
+        ],
+      ]);
+    }
+    expect(JSON.stringify(r.body)).not.toContain(h.dataDir);
+    const client = createClient({ url: db.urls.wsPath, authToken: db.token });
+    const listed = await client.execute("PRAGMA database_list");
+    expect(listed.rows[0]?.name).toBe("main");
+    expect(JSON.stringify(listed.rows)).not.toContain(h.dataDir);
+    client.close();
+  });
+
+  it("don't show through the table-valued pragma_database_list either", async () => {
+    for (const statement of [
+      "SELECT file FROM pragma_database_list",
+      "SELECT upper(file) FROM main.pragma_database_list()",
+      'SELECT * FROM "PRAGMA_DATABASE_LIST"',
+    ]) {
+      expect(await outcome(statement), statement).toMatch(/^SQL_PARSE_ERROR: .*pragma_database_list/);
+    }
+  });
+
+  it("don't show at a replica location", async () => {
+    const replica = `${h.url}/db/${db.org}/${db.name}@aws-eu-west-1/`;
+    await db.user.api.post(`/v1/organizations/${db.org}/groups/default/locations/aws-eu-west-1`);
+    const r = await pipeline(replica, db.token, { requests: [sql("PRAGMA database_list")] });
+    expect(r.body.results[0].response.result.rows[0][2]).toEqual({ type: "text", value: "" });
+    expect(JSON.stringify(r.body)).not.toContain(h.dataDir);
+  });
+});
+
 describe("PRAGMAs the server relies on", () => {
   it("can't be set in any spelling: quoted, bracketed, with a schema or a comment", async () => {
     for (const statement of [

@@ -45,6 +45,12 @@ describe("database tokens", () => {
       expect(r.status, q).toBe(400);
       expect(r.body.error).toMatch(/^Invalid expiration format/);
     }
+    const year = await db.user.api.post(`${base}?expiration=1y`);
+    expect(year.status).toBe(400);
+    expect(year.body.error).toBe(
+      'Invalid expiration format: "1y"; use never, or a duration of whole numbers with units w, d, h, m, s, ' +
+        "ms, us or ns, such as 2w, 1d, 12h, 30m or 1h30m (there is no unit for months or years: use 4w or 52w)",
+    );
     expect((await db.user.api.post(`${base}?authorization=admin`)).status).toBe(400);
     for (const q of ["?expiration=never", "?expiration=2w1d", "?expiration=30m", "?"]) {
       expect((await db.user.api.post(`${base}${q}`)).status, q).toBe(200);
@@ -85,6 +91,25 @@ describe("database tokens", () => {
     expect(await canRead(db.urls.httpPath, short)).toBe("ok");
     await new Promise((r) => setTimeout(r, 1600));
     expect(await canRead(db.urls.httpPath, short)).toBe("AUTH_JWT_EXPIRED");
+  });
+});
+
+describe("a token that isn't a database token", () => {
+  it("gets a hint to mint a database token, and says when it is an API token", async () => {
+    for (const [token, start] of [
+      [db.user.token, "the token is an API token, which manages the service but opens no database"],
+      ["not-a-jwt", "the token is not a valid database token"],
+    ] as const) {
+      const r = await pipeline(db.urls.httpPath, token, { requests: [sql("SELECT 1")] });
+      expect(r.status).toBe(401);
+      expect(r.body.code).toBe("AUTH_JWT_INVALID");
+      expect(r.body.message).toBe(
+        `${start}: mint a database token with POST /v1/organizations/{org}/databases/{db}/auth/tokens (turso db tokens create <db>)`,
+      );
+    }
+    const client = createClient({ url: db.urls.wsPath, authToken: db.user.token });
+    await expect(client.execute("SELECT 1")).rejects.toThrow(/is an API token/);
+    client.close();
   });
 });
 

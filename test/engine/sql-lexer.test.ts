@@ -329,10 +329,13 @@ describe("statementParameters", () => {
     expect(statementParameters("SELECT ?, ?, ?")).toEqual([null, null, null]);
   });
 
-  it("gives ?NNN its fixed index and continues anonymous numbering after the highest index", () => {
-    expect(statementParameters("SELECT ?3")).toEqual([null, null, null]);
-    expect(statementParameters("SELECT ?, ?3, ?")).toEqual([null, null, null, null]);
-    expect(statementParameters("SELECT ?2, ?1, ?2")).toEqual([null, null]);
+  it("gives ?NNN its fixed index, named as written, and continues anonymous numbering after it", () => {
+    expect(statementParameters("SELECT ?3")).toEqual([null, null, "?3"]);
+    expect(statementParameters("SELECT ?, ?3, ?")).toEqual([null, null, "?3", null]);
+    expect(statementParameters("SELECT ?2, ?1, ?2")).toEqual(["?1", "?2"]);
+    // sqlite3_bind_parameter_name names a slot at its first ?NNN, also after a plain ? took it.
+    expect(statementParameters("SELECT ?, ?1")).toEqual(["?1"]);
+    expect(statementParameters("SELECT ?, ?3, :one")).toEqual([null, null, "?3", ":one"]);
   });
 
   it("returns named parameters with their prefix, in order of first appearance", () => {
@@ -348,7 +351,7 @@ describe("statementParameters", () => {
   });
 
   it("numbers named parameters after a ?NNN and lets a ?NNN share a named parameter's slot", () => {
-    expect(statementParameters("SELECT ?2, :a")).toEqual([null, null, ":a"]);
+    expect(statementParameters("SELECT ?2, :a")).toEqual([null, "?2", ":a"]);
     expect(statementParameters("SELECT :a, ?1, ?")).toEqual([":a", null]);
   });
 

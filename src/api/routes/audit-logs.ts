@@ -20,12 +20,16 @@ export const auditLogRoutes: Route[] = [
     path: "/v1/organizations/{organizationName}/audit-logs",
     summary: "List the audit log",
     description:
-      "Every change made in the organization, newest first, written in the same transaction as the change. Owners and admins only. Page with `page` and `page_size`, or with `cursor` set to `pagination.next`; narrow with `code` and `author`.",
+      "Every change made in the organization, newest first, written in the same transaction as the change. Owners and admins only. Page with `page` and `page_size`, or like every other list with `limit` and `cursor` set to `pagination.next`; narrow with `code` and `author`.",
     tags: ["Audit logs"],
     params: OrgParams,
     query: z.object({
       page_size: optional(z.coerce.number().int()).openapi({
-        description: "Entries per page (default 100).",
+        description: "Entries per page, 1 to 1000 (default 100).",
+      }),
+      limit: optional(z.coerce.number().int()).openapi({
+        description: "The same as `page_size`, as the other lists spell it.",
+        example: 50,
       }),
       page: optional(z.coerce.number().int()).openapi({ description: "Page number, from 1." }),
       cursor: optional(z.string()).openapi({ description: "`pagination.next` of the previous page." }),
@@ -46,11 +50,15 @@ export const auditLogRoutes: Route[] = [
         next: z.string().nullable(),
       }),
     }),
-    errors: { 400: "Invalid page, page_size or cursor.", 403: "Not an owner or admin." },
+    errors: {
+      400: "Invalid page, page_size, limit or cursor, or page_size and limit that disagree.",
+      403: "Not an owner or admin.",
+    },
     handler: async ({ ctx, params, query }) => {
       const p = await listAuditLogs(ctx, params.organizationName, {
         page: query.page,
         pageSize: query.page_size,
+        limit: query.limit,
         cursor: query.cursor,
         code: query.code || undefined,
         author: query.author || undefined,

@@ -1,8 +1,9 @@
 import type { DataAccess } from "../../domain/data-access.js";
 import type { Prepared } from "../../engine/connection.js";
-import { fileFunctionIn } from "../../engine/sql-guard.js";
+import { fileLevelRefusal } from "../../engine/sql-guard.js";
 import { pragmaOf } from "../../engine/sql-tokens.js";
 import { HranaError } from "./errors.js";
+import { serverPathsRefusal } from "./server-paths.js";
 
 /** A database a client may name in `ATTACH`. */
 export interface AttachTarget {
@@ -66,8 +67,8 @@ export function refuseForbidden(sql: string): void {
 
 /** Why a statement may never run on the server, whoever asks; undefined when it may. */
 export function forbiddenUse(sql: string): string | undefined {
-  const named = fileFunctionIn(sql);
-  if (named) return `${named}() reaches the server's files and is not available`;
+  const fileLevel = fileLevelRefusal(sql) ?? serverPathsRefusal(sql);
+  if (fileLevel) return fileLevel;
   const pragma = /^\s*(?:pragma|explain)\b|^\s*(?:--|\/\*)/i.test(sql) ? pragmaOf(sql) : undefined;
   if (pragma) {
     const { name, form } = pragma;

@@ -1,4 +1,10 @@
-import { isSqliteFailure, primaryCode, SqlInputError } from "../../engine/sqlite-errors.js";
+import {
+  damagedMessage,
+  isDamaged,
+  isSqliteFailure,
+  primaryCode,
+  SqlInputError,
+} from "../../engine/sqlite-errors.js";
 import { LockTimeoutError } from "../../engine/write-lock.js";
 
 /** A failed stream request: reported in its result slot, the stream goes on. */
@@ -37,6 +43,7 @@ export function toHranaError(e: unknown, phase: "prepare" | "run" = "run"): Hran
   if (e instanceof HranaError) return e;
   if (e instanceof SqlInputError) return new HranaError(e.code, e.message);
   if (e instanceof LockTimeoutError) return new HranaError("SQLITE_BUSY", `SQLite error: ${e.message}`);
+  if (isDamaged(e)) return new HranaError(primaryCode(e), `SQLite error: ${damagedMessage(e)}`);
   if (isSqliteFailure(e)) {
     const code = primaryCode(e);
     if (code === "SQLITE_ERROR") {

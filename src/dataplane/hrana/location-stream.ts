@@ -7,15 +7,10 @@ import { splitStatements } from "../../engine/sql-lexer.js";
 import { statementParameters } from "../../engine/sql-params.js";
 import { forbiddenUse, orgBlocked } from "./authorize.js";
 import { HranaError, toHranaError } from "./errors.js";
-import type { Batch, Stmt } from "./requests.js";
+import { argsOf, type Batch, type Stmt } from "./requests.js";
+import { withoutServerPaths } from "./server-paths.js";
 import type { SqlStore } from "./sql-store.js";
-import {
-  argsOf,
-  type BatchOutcome,
-  type DescribeResult,
-  type HranaStream,
-  type SqlStream,
-} from "./stream.js";
+import type { BatchOutcome, DescribeResult, HranaStream, SqlStream } from "./stream.js";
 
 export interface LocationServices {
   replicas: ReplicaPort;
@@ -154,7 +149,7 @@ export class LocationStream implements SqlStream {
     }
     const rows = read.rows as SqlValue[][];
     this.services.meter.record({ id: db.id, orgId: db.org_id }, sql, rows.length, 0, read.durationMs);
-    return {
+    return withoutServerPaths(statement, {
       columns: read.columns,
       rows: stmt.wantRows ? rows : [],
       affectedRowCount: 0,
@@ -162,6 +157,6 @@ export class LocationStream implements SqlStream {
       rowsRead: rows.length,
       rowsWritten: 0,
       durationMs: read.durationMs,
-    };
+    });
   }
 }

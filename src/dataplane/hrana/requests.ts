@@ -1,5 +1,5 @@
-import type { SqlValue } from "../../engine/connection.js";
-import { ProtocolError } from "./errors.js";
+import type { SqlArgs, SqlValue } from "../../engine/connection.js";
+import { HranaError, ProtocolError } from "./errors.js";
 import { decodeValue } from "./values.js";
 
 /** A statement as a request names it: by text or by stored id, with its arguments. */
@@ -157,4 +157,18 @@ export function parseStreamRequest(v: unknown): StreamRequest {
     default:
       throw new ProtocolError(`unknown request type: ${String(o.type)}`);
   }
+}
+
+/** A statement's arguments as the engine takes them; both kinds at once is refused, as sqld does. */
+export function argsOf(stmt: Stmt): SqlArgs {
+  if (stmt.args.length > 0 && stmt.namedArgs.length > 0) {
+    throw new HranaError(
+      "ARGS_BOTH_POSITIONAL_AND_NAMED",
+      "a statement cannot have both positional and named arguments",
+    );
+  }
+  if (stmt.namedArgs.length === 0) return stmt.args;
+  const named: Record<string, SqlValue> = {};
+  for (const [name, value] of stmt.namedArgs) named[name] = value;
+  return named;
 }

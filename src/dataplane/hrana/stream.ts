@@ -1,8 +1,9 @@
 import type { DataAccess } from "../../domain/data-access.js";
 import { parseSizeLimit } from "../../domain/names.js";
 import type { UsageMeter } from "../../domain/usage-meter.js";
-import type { EngineConnection, ExecResult, Prepared, SqlArgs, SqlValue } from "../../engine/connection.js";
+import type { EngineConnection, ExecResult, Prepared, SqlArgs } from "../../engine/connection.js";
 import type { FrameLogs } from "../../engine/frame-logs.js";
+import { sweepDue, sweepStatements } from "../../engine/handle-release.js";
 import type { ConnectionPool } from "../../engine/pool.js";
 import { splitStatements } from "../../engine/sql-lexer.js";
 import { isSchemaChange, refuseOnFollower } from "../schema-changes.js";
@@ -14,7 +15,8 @@ import {
   type Verdict,
 } from "./authorize.js";
 import { HranaError, ProtocolError, toHranaError } from "./errors.js";
-import type { Batch, Condition, Stmt } from "./requests.js";
+import { argsOf, type Batch, type Condition, type Stmt } from "./requests.js";
+import { withoutServerPaths } from "./server-paths.js";
 import type { SqlStore } from "./sql-store.js";
 
 export interface StreamLimits {
@@ -168,6 +170,8 @@ export class HranaStream implements SqlStream {
 
   private run(sql: string, args: SqlArgs, wantRows: boolean): ExecResult | Promise<ExecResult> {
     if (this.closed) throw new ProtocolError("Stream for this baton was closed");
+    // Statements dropped by prepares wait for the garbage collector (see handle-release.ts).
+    if (sweepDue()) return sweepStatements().then(() => this.run(sql, args, wantRows));
     const conn = this.connection();
     let p = this.prepare(sql);
     let verdict: Verdict;
@@ -177,11 +181,13 @@ export class HranaStream implements SqlStream {
       throw toHranaError(e, "prepare");
     }
     refuseOnFollower(this.access.database, p.info.sql);
+    if (p.scans && sweepDue(true)) return sweepStatements().then(() => this.run(sql, args, wantRows));
     if (verdict !== undefined) {
       if ("attach" in verdict) return this.attachThenRun(verdict, args, wantRows);
       p = this.prepare(verdict.sql);
     }
-    if (!p.readonly && !this.holdsLock) return this.takeLock().then(() => this.exec(conn, p, args, wantRows));
+    // Once the lock is held, prepare again: another stream may have changed the schema meanwhile.
+    if (!p.readonly && !this.holdsLock) return this.takeLock().then(() => this.run(sql, args, wantRows));
     return this.exec(conn, p, args, wantRows);
   }
 
@@ -208,7 +214,7 @@ export class HranaStream implements SqlStream {
   private exec(conn: EngineConnection, p: Prepared, args: SqlArgs, wantRows: boolean): ExecResult {
     let committed = false;
     try {
-      const result = conn.execute(p, args, wantRows);
+      const result = withoutServerPaths(p.info.sql, conn.execute(p, args, wantRows));
       if (this.access.database.is_schema === 1) this.trackSchemaChange(p.info.sql);
       committed = p.info.kind !== "rollback";
       const db = this.access.database;
@@ -238,7 +244,12 @@ export class HranaStream implements SqlStream {
 
   /** The stream's connection, with the caller's current rights applied at the SQLite level too. */
   private connection(): EngineConnection {
-    this.conn ??= this.services.pool.checkout(this.access.path);
+    try {
+      this.conn ??= this.services.pool.checkout(this.access.path);
+    } catch (e) {
+      // Opening the file failed (damaged, missing): the client hears SQLite's code, not a 500.
+      throw toHranaError(e);
+    }
     const db = this.access.database;
     this.conn.configure({
       queryOnly: !this.access.canWrite || db.block_writes === 1 || db.org_blocked_writes === 1,
@@ -372,17 +383,4 @@ export class HranaStream implements SqlStream {
         return this.isAutocommit();
     }
   }
-}
-
-export function argsOf(stmt: Stmt): SqlArgs {
-  if (stmt.args.length > 0 && stmt.namedArgs.length > 0) {
-    throw new HranaError(
-      "ARGS_BOTH_POSITIONAL_AND_NAMED",
-      "a statement cannot have both positional and named arguments",
-    );
-  }
-  if (stmt.namedArgs.length === 0) return stmt.args;
-  const named: Record<string, SqlValue> = {};
-  for (const [name, value] of stmt.namedArgs) named[name] = value;
-  return named;
 }

@@ -1,0 +1,63 @@
+import type { Context } from "hono";
+import { PayloadTooLargeError } from "../errors.js";
+import type { AppEnv } from "./env.js";
+
+/**
+ * Largest JSON body the management API reads. Its bodies are a few hundred bytes (an IP allowlist
+ * of thousands of blocks still fits); SQL dumps have their own route and limit.
+ */
+export const MAX_API_BODY_BYTES = 1024 * 1024;
+
+/**
+ * How much of a body past the limit is still read, and dropped, before answering 413: a client
+ * still sending when the server answers and stops reading gets a reset instead of the answer.
+ */
+const DRAIN_BYTES = 256 * 1024 * 1024;
+
+const tooLarge = () =>
+  new PayloadTooLargeError(
+    `the request body is larger than ${MAX_API_BODY_BYTES} bytes, the most the management API reads`,
+  );
+
+/** Refuses a body whose declared length is past the limit, before anything else is done for it. */
+export function refuseDeclaredTooLarge(c: Context<AppEnv>): void {
+  const declared = c.req.header("content-length");
+  if (declared !== undefined && Number(declared) > MAX_API_BODY_BYTES) throw tooLarge();
+}
+
+/**
+ * The request body as text, read at most once (an idempotent create reads it for its fingerprint
+ * and again for the handler) and never past the limit: a chunked body without a length is counted
+ * as it arrives, and reading stops at the first byte too many, so memory never holds more.
+ */
+export async function bodyText(c: Context<AppEnv>): Promise<string> {
+  const cached = c.get("bodyText");
+  if (cached !== undefined) return cached;
+  refuseDeclaredTooLarge(c);
+  const body = c.req.raw.body;
+  let text = "";
+  if (body) {
+    const reader = body.getReader();
+    const decoder = new TextDecoder();
+    let size = 0;
+    try {
+      for (;;) {
+        const { done, value } = await reader.read();
+        if (done) break;
+        size += value.byteLength;
+        if (size > MAX_API_BODY_BYTES) {
+          text = "";
+          if (size > MAX_API_BODY_BYTES + DRAIN_BYTES) break;
+          continue;
+        }
+        text += decoder.decode(value, { stream: true });
+      }
+      if (size > MAX_API_BODY_BYTES) throw tooLarge();
+      text += decoder.decode();
+    } finally {
+      await reader.cancel().catch(() => undefined);
+    }
+  }
+  c.set("bodyText", text);
+  return text;
+}
