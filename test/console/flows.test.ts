@@ -23,7 +23,8 @@ beforeAll(async () => {
   context = await b.browser.newContext({ viewport: { width: 1280, height: 900 } });
   await context.grantPermissions(["clipboard-read", "clipboard-write"], { origin: h.url });
   page = await context.newPage();
-  page.setDefaultTimeout(10_000);
+  // Generous: a real failure still fails, and a loaded CI machine is not one.
+  page.setDefaultTimeout(25_000);
   page.on("request", (r) => requested.push(r.url()));
   page.on("console", (m) => {
     if (/Content.Security.Policy/i.test(m.text())) cspViolations.push(m.text());
@@ -36,7 +37,7 @@ afterAll(async () => {
   await h?.close();
 });
 
-describe("the console, driven in a real browser", () => {
+describe("the console, driven in a real browser", { timeout: 90_000 }, () => {
   it("signs in with a pasted API token and shows the personal organization", async () => {
     await signIn(page, h.url, h.adminToken);
     await page.getByRole("heading", { name: "admin (personal)" }).waitFor();
