@@ -12,6 +12,7 @@ import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { batchBenchmark } from "./batch.js";
 import { dataPlaneBenchmark } from "./dataplane.js";
+import { encryptionBenchmark } from "./encryption.js";
 import { replicationBenchmark } from "./replication.js";
 import { scaleBenchmark } from "./scale.js";
 import { syncBenchmark } from "./sync.js";
@@ -29,6 +30,7 @@ const benchmarks: Record<string, (o: { quick: boolean }) => Promise<Record<strin
   replication: replicationBenchmark,
   scale: scaleBenchmark,
   sync: syncBenchmark,
+  encryption: encryptionBenchmark,
 };
 
 if (only !== undefined && !(only in benchmarks)) {

@@ -1,6 +1,8 @@
 import { existsSync } from "node:fs";
 import Database from "libsql";
 import { EngineConnection } from "./connection.js";
+import type { DatabaseKey } from "./encryption/keys.js";
+import { keyFailure, keyOptions } from "./encryption/open.js";
 import { flushClosing } from "./handle-release.js";
 import { MissingFileError } from "./sqlite-errors.js";
 import { WriteLock } from "./write-lock.js";
@@ -41,21 +43,26 @@ export class ConnectionPool {
   /** Insertion order is recency: the first entry is the least recently used database. */
   private readonly entries = new Map<string, Entry>();
   private readonly locks = new Map<string, WriteLock>();
+  /** The key check each connection of an encrypted database was opened with. */
+  private readonly keyChecks = new WeakMap<EngineConnection, string>();
   private open = 0;
 
   constructor(private readonly opts: PoolOptions) {}
 
-  /** A connection to the database at `path`, opened if no idle one is available. */
-  checkout(path: string): EngineConnection {
+  /**
+   * A connection to the database at `path`, opened if no idle one is available; `key` for an
+   * encrypted database. Only a connection opened with the same key is handed out.
+   */
+  checkout(path: string, key?: DatabaseKey): EngineConnection {
     let entry = this.entries.get(path);
     if (entry) this.entries.delete(path);
     else entry = { idle: [], inUse: 0, retired: false };
     this.entries.set(path, entry);
     entry.inUse++;
-    const conn = entry.idle.pop();
+    const conn = this.takeIdle(entry, key);
     if (conn) return conn;
     try {
-      const opened = this.connect(path);
+      const opened = this.connect(path, key);
       this.open++;
       this.evictBeyondLimit();
       return opened;
@@ -138,9 +145,18 @@ export class ConnectionPool {
     return { open: this.open, idle, inUse, databases: this.entries.size };
   }
 
-  private connect(path: string): EngineConnection {
+  /** The most recent idle connection opened with `key`; idle ones opened with another close. */
+  private takeIdle(entry: Entry, key: DatabaseKey | undefined): EngineConnection | undefined {
+    for (let conn = entry.idle.pop(); conn; conn = entry.idle.pop()) {
+      if (this.keyChecks.get(conn) === key?.check) return conn;
+      this.closeConnection(conn);
+    }
+    return undefined;
+  }
+
+  private connect(path: string, key?: DatabaseKey): EngineConnection {
     if (!existsSync(path)) throw new MissingFileError();
-    const db = new Database(path, { fileMustExist: true });
+    const db = new Database(path, { fileMustExist: true, ...keyOptions(key) });
     try {
       db.exec("PRAGMA journal_mode = WAL");
       db.exec(`PRAGMA synchronous = ${this.opts.synchronous}`);
@@ -149,10 +165,13 @@ export class ConnectionPool {
       db.exec("PRAGMA busy_timeout = 50");
       // Only the frame log checkpoints: each checkpoint ends a replication generation.
       db.exec("PRAGMA wal_autocheckpoint = 0");
-      return new EngineConnection(path, db);
+      const conn = new EngineConnection(path, db);
+      if (key) this.keyChecks.set(conn, key.check);
+      return conn;
     } catch (e) {
       db.close();
-      throw e;
+      // The first read is where the engine notices a missing or wrong key.
+      throw keyFailure(e, path, key !== undefined) ?? e;
     }
   }
 
