@@ -60,56 +60,34 @@ export function parseBackupUrl(url: string): { bucket: string; prefix: string } 
   return { bucket, prefix };
 }
 
-const BackupEnv = z
-  .object({
-    SHOAL_BACKUP_URL: z
-      .string()
-      .transform((text, ctx) => {
-        try {
-          return parseBackupUrl(text);
-        } catch (err) {
-          ctx.addIssue({ code: "custom", message: (err as Error).message });
-          return z.NEVER;
-        }
-      })
-      .optional(),
-    SHOAL_BACKUP_ENDPOINT: z
-      .string()
-      .regex(/^https?:\/\/[^/\s]+\/?$/, "a base URL such as http://127.0.0.1:9000")
-      .transform((s) => s.replace(/\/$/, ""))
-      .optional(),
-    SHOAL_BACKUP_REGION: z
-      .string()
-      .regex(/^[a-z0-9-]{1,40}$/, "a region such as us-east-1")
-      .optional(),
-    SHOAL_BACKUP_ACCESS_KEY_ID: z.string().min(1).optional(),
-    SHOAL_BACKUP_SECRET_ACCESS_KEY: z.string().min(1).optional(),
-    SHOAL_BACKUP_PATH_STYLE: z.enum(["true", "false"], "true or false").optional(),
-    SHOAL_BACKUP_INTERVAL_MS: wholeNumber(50, 3_600_000).default(1000),
-    SHOAL_BACKUP_SNAPSHOT_INTERVAL_HOURS: hours(0.001, 24 * 365).default(6),
-    SHOAL_BACKUP_RETENTION_HOURS: hours(0.001, 24 * 3650).default(168),
-  })
-  .superRefine((e, ctx) => {
-    if (!e.SHOAL_BACKUP_URL) {
-      // Any other backup setting without a URL is a forgotten URL: say so rather than run unprotected.
-      for (const name of [
-        "SHOAL_BACKUP_ENDPOINT",
-        "SHOAL_BACKUP_ACCESS_KEY_ID",
-        "SHOAL_BACKUP_PATH_STYLE",
-      ] as const) {
-        if (e[name] !== undefined) {
-          ctx.addIssue({ code: "custom", path: [name], message: "needs SHOAL_BACKUP_URL, which is unset" });
-        }
+const BackupEnv = z.object({
+  SHOAL_BACKUP_URL: z
+    .string()
+    .transform((text, ctx) => {
+      try {
+        return parseBackupUrl(text);
+      } catch (err) {
+        ctx.addIssue({ code: "custom", message: (err as Error).message });
+        return z.NEVER;
       }
-    }
-    if ((e.SHOAL_BACKUP_ACCESS_KEY_ID === undefined) !== (e.SHOAL_BACKUP_SECRET_ACCESS_KEY === undefined)) {
-      ctx.addIssue({
-        code: "custom",
-        path: ["SHOAL_BACKUP_SECRET_ACCESS_KEY"],
-        message: "set SHOAL_BACKUP_ACCESS_KEY_ID and SHOAL_BACKUP_SECRET_ACCESS_KEY together, or neither",
-      });
-    }
-  });
+    })
+    .optional(),
+  SHOAL_BACKUP_ENDPOINT: z
+    .string()
+    .regex(/^https?:\/\/[^/\s]+\/?$/, "a base URL such as http://127.0.0.1:9000")
+    .transform((s) => s.replace(/\/$/, ""))
+    .optional(),
+  SHOAL_BACKUP_REGION: z
+    .string()
+    .regex(/^[a-z0-9-]{1,40}$/, "a region such as us-east-1")
+    .optional(),
+  SHOAL_BACKUP_ACCESS_KEY_ID: z.string().min(1).optional(),
+  SHOAL_BACKUP_SECRET_ACCESS_KEY: z.string().min(1).optional(),
+  SHOAL_BACKUP_PATH_STYLE: z.enum(["true", "false"], "true or false").optional(),
+  SHOAL_BACKUP_INTERVAL_MS: wholeNumber(50, 3_600_000).default(1000),
+  SHOAL_BACKUP_SNAPSHOT_INTERVAL_HOURS: hours(0.001, 24 * 365).default(6),
+  SHOAL_BACKUP_RETENTION_HOURS: hours(0.001, 24 * 3650).default(168),
+});
 
 /** Every backup setting's variable name, for `--help` and the docs' checks. */
 export const BACKUP_SETTING_NAMES: readonly string[] = Object.keys(BackupEnv.shape);
@@ -124,11 +102,10 @@ export function parseBackupSettings(env: Record<string, string | undefined>): Ba
     BACKUP_SETTING_NAMES.filter((k) => env[k] !== undefined && env[k] !== "").map((k) => [k, env[k]]),
   );
   const parsed = BackupEnv.safeParse(present);
-  if (!parsed.success) {
-    const lines = parsed.error.issues.map((i) => `${i.path.join(".")}: ${i.message}`);
-    throw new Error(`invalid configuration:\n  ${lines.join("\n  ")}`);
-  }
-  const e = parsed.data;
+  const lines = parsed.success ? [] : parsed.error.issues.map((i) => `${i.path.join(".")}: ${i.message}`);
+  lines.push(...combinationProblems(present));
+  if (lines.length > 0) throw new Error(`invalid configuration:\n  ${lines.join("\n  ")}`);
+  const e = parsed.data!;
   if (!e.SHOAL_BACKUP_URL) return undefined;
   return Object.freeze({
     ...e.SHOAL_BACKUP_URL,
@@ -146,4 +123,24 @@ export function parseBackupSettings(env: Record<string, string | undefined>): Ba
     snapshotIntervalMs: Math.round(e.SHOAL_BACKUP_SNAPSHOT_INTERVAL_HOURS * HOUR),
     retentionMs: Math.round(e.SHOAL_BACKUP_RETENTION_HOURS * HOUR),
   });
+}
+
+/** Settings that are each valid but can't go together. */
+function combinationProblems(present: Record<string, string | undefined>): string[] {
+  const out: string[] = [];
+  if (present.SHOAL_BACKUP_URL === undefined) {
+    // Any other backup setting without a URL is a forgotten URL: say so rather than run unprotected.
+    for (const name of ["SHOAL_BACKUP_ENDPOINT", "SHOAL_BACKUP_ACCESS_KEY_ID", "SHOAL_BACKUP_PATH_STYLE"]) {
+      if (present[name] !== undefined) out.push(`${name}: needs SHOAL_BACKUP_URL, which is unset`);
+    }
+  }
+  if (
+    (present.SHOAL_BACKUP_ACCESS_KEY_ID === undefined) !==
+    (present.SHOAL_BACKUP_SECRET_ACCESS_KEY === undefined)
+  ) {
+    out.push(
+      "SHOAL_BACKUP_SECRET_ACCESS_KEY: set SHOAL_BACKUP_ACCESS_KEY_ID and SHOAL_BACKUP_SECRET_ACCESS_KEY together, or neither",
+    );
+  }
+  return out;
 }
