@@ -10,6 +10,7 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
+import { backupBenchmark } from "./backup.js";
 import { batchBenchmark } from "./batch.js";
 import { dataPlaneBenchmark } from "./dataplane.js";
 import { replicationBenchmark } from "./replication.js";
@@ -29,6 +30,7 @@ const benchmarks: Record<string, (o: { quick: boolean }) => Promise<Record<strin
   replication: replicationBenchmark,
   scale: scaleBenchmark,
   sync: syncBenchmark,
+  backup: backupBenchmark,
 };
 
 if (only !== undefined && !(only in benchmarks)) {
