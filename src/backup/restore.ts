@@ -1,5 +1,6 @@
-import { closeSync, existsSync, openSync } from "node:fs";
+import { closeSync, existsSync, mkdirSync, openSync } from "node:fs";
 import { rm } from "node:fs/promises";
+import path from "node:path";
 import { startFrameLogAt } from "../engine/frame-log-start.js";
 import { cutToSize, replayFrames } from "../engine/history.js";
 import { finishDatabaseFile, removeDatabaseFile } from "../engine/snapshot.js";
@@ -63,6 +64,7 @@ export async function restoreDatabase(
   if (!snapshot) return { kind: "before-history", earliest };
   const { steps } = catalog.walk(snapshot);
   const gz = `${dest}.snapshot.gz`;
+  mkdirSync(path.dirname(dest), { recursive: true });
   try {
     const metadata = await bucket.getFile(snapshot.key, gz);
     await unpackSnapshot(gz, dest, metadata[CHECKSUM]);

@@ -1,4 +1,4 @@
-import { mkdirSync, readdirSync, rmSync } from "node:fs";
+import { existsSync, mkdirSync, readdirSync, rmSync } from "node:fs";
 import path from "node:path";
 import type { Logger } from "../lib/logger.js";
 import type { BackupBucket } from "./bucket.js";
@@ -110,7 +110,9 @@ export class Shipper {
   status(): ShipperStatus {
     const now = this.now();
     const databases = [...this.tracked.entries()].map(([id, t]) => {
-      const pending = t.shipper.loaded ? pendingSince(this.logOf(t), t.shipper.position) : undefined;
+      // A database deleted since the last pass is dropped at the next: don't open a log for it.
+      const readable = t.shipper.loaded && existsSync(t.path);
+      const pending = readable ? pendingSince(this.logOf(t), t.shipper.position) : undefined;
       const since = Math.min(pending ?? Number.POSITIVE_INFINITY, t.waitingSince ?? Number.POSITIVE_INFINITY);
       return {
         id,
