@@ -10,6 +10,7 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
+import { backupBenchmark } from "./backup.js";
 import { batchBenchmark } from "./batch.js";
 import { dataPlaneBenchmark } from "./dataplane.js";
 import { encryptionBenchmark } from "./encryption.js";
@@ -31,6 +32,7 @@ const benchmarks: Record<string, (o: { quick: boolean }) => Promise<Record<strin
   scale: scaleBenchmark,
   sync: syncBenchmark,
   encryption: encryptionBenchmark,
+  backup: backupBenchmark,
 };
 
 if (only !== undefined && !(only in benchmarks)) {

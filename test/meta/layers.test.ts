@@ -6,13 +6,15 @@ const SRC = path.resolve(import.meta.dirname, "../../src");
 
 /** house-style.md: data flows api/dataplane -> domain -> store/engine; nothing below imports upward. */
 const FORBIDDEN: Record<string, string[]> = {
-  api: ["store", "engine", "dataplane", "replication"],
-  dataplane: ["api", "store"],
+  api: ["store", "engine", "dataplane", "replication", "backup"],
+  dataplane: ["api", "store", "backup"],
   domain: ["api", "dataplane"],
-  store: ["domain", "api", "dataplane", "engine", "replication"],
-  engine: ["domain", "api", "store", "dataplane", "replication"],
-  lib: ["domain", "api", "store", "engine", "dataplane", "replication"],
-  cli: ["domain", "api", "store", "engine", "dataplane", "replication"],
+  store: ["domain", "api", "dataplane", "engine", "replication", "backup"],
+  engine: ["domain", "api", "store", "dataplane", "replication", "backup"],
+  lib: ["domain", "api", "store", "engine", "dataplane", "replication", "backup"],
+  cli: ["domain", "api", "store", "engine", "dataplane", "replication", "backup"],
+  // Backups sit beside the engine: they read frame logs and files, and know nothing of tenants.
+  backup: ["domain", "api", "store", "dataplane", "replication", "cli"],
 };
 const FORBIDDEN_PACKAGES: Record<string, RegExp> = {
   api: /^(libsql|kysely|pg)$/,
