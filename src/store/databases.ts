@@ -1,8 +1,8 @@
 import type { Insertable } from "kysely";
 import { sql } from "kysely";
-import { guardUnique } from "./dialect.js";
 import type { Executor } from "./executor.js";
 import type { DatabaseRow, DatabasesTable } from "./schema.js";
+import { guardUnique } from "./unique.js";
 
 /**
  * A database row with the names of its organization and group, as every reader needs them. The

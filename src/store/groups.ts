@@ -1,7 +1,7 @@
 import { sql } from "kysely";
-import { guardUnique } from "./dialect.js";
 import type { Executor } from "./executor.js";
 import type { GroupLocationRow, GroupRow } from "./schema.js";
+import { guardUnique } from "./unique.js";
 
 export function groupsRepo(ex: Executor) {
   const { db, dialect } = ex;

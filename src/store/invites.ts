@@ -1,7 +1,7 @@
 import type { Insertable } from "kysely";
-import { guardUnique } from "./dialect.js";
 import type { Executor } from "./executor.js";
 import type { InviteRow, InvitesTable } from "./schema.js";
+import { guardUnique } from "./unique.js";
 
 /** A pending invite with the organization it is to, as the invited user lists them. */
 export interface InviteWithOrg extends InviteRow {

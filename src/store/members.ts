@@ -1,7 +1,7 @@
 import { sql } from "kysely";
-import { guardUnique } from "./dialect.js";
 import type { Executor } from "./executor.js";
 import type { MemberRow } from "./schema.js";
+import { guardUnique } from "./unique.js";
 
 export interface MemberWithUser {
   user_id: string;

@@ -1,8 +1,8 @@
 import type { Insertable, Updateable } from "kysely";
 import { sql } from "kysely";
-import { guardUnique } from "./dialect.js";
 import type { Executor } from "./executor.js";
 import type { PlansTable } from "./schema.js";
+import { guardUnique } from "./unique.js";
 
 /** An organization with the quotas of its plan that usage can use up, as blocking judges them. */
 export interface MeteredOrganization {
