@@ -1,5 +1,5 @@
 import { OpenAPIHono } from "@hono/zod-openapi";
-import type { Deps } from "../domain/context.js";
+import type { Deps } from "../domain/core/context.js";
 import { loggablePath } from "../lib/loggable-path.js";
 import { RateLimiter, type RateLimitPolicy } from "../lib/rate-limiter.js";
 import { REQUEST_ID_HEADER, requestIdOf } from "../lib/request-id.js";

@@ -1,6 +1,6 @@
 import type { Context } from "hono";
-import { authenticate } from "../domain/api-tokens.js";
-import type { Ctx } from "../domain/context.js";
+import { authenticate } from "../domain/accounts/api-tokens.js";
+import type { Ctx } from "../domain/core/context.js";
 import { UnauthenticatedError } from "../errors.js";
 import type { AppEnv } from "./env.js";
 

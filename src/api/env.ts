@@ -1,4 +1,4 @@
-import type { Ctx, Deps } from "../domain/context.js";
+import type { Ctx, Deps } from "../domain/core/context.js";
 import type { RateLimiter } from "../lib/rate-limiter.js";
 
 /** Per-request values Hono carries between middleware and handlers. */

@@ -1,13 +1,13 @@
 import type { OpenAPIHono } from "@hono/zod-openapi";
 import { z } from "@hono/zod-openapi";
 import type { Context } from "hono";
-import type { Ctx } from "../domain/context.js";
 import {
   abandonIdempotent,
   beginIdempotent,
   completeIdempotent,
   requestFingerprint,
-} from "../domain/idempotency.js";
+} from "../domain/accounts/idempotency.js";
+import type { Ctx } from "../domain/core/context.js";
 import { InvalidError, LimitExceededError } from "../errors.js";
 import { parseLenientJson } from "../lib/json-body.js";
 import { resolveCtx } from "./auth.js";

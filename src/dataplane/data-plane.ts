@@ -1,7 +1,7 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { Duplex } from "node:stream";
-import type { Deps } from "../domain/context.js";
-import { schemaChanged } from "../domain/schema-databases.js";
+import type { Deps } from "../domain/core/context.js";
+import { schemaChanged } from "../hosting/schema-propagation.js";
 import { clientAddressResolver } from "./client-address.js";
 import { HttpStreams } from "./hrana/http-streams.js";
 import type { LocationServices } from "./hrana/location-stream.js";

@@ -1,6 +1,6 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
-import type { Deps } from "../domain/context.js";
-import { type DataAccess, openDataAccess, openDataAccessCached } from "../domain/data-access.js";
+import type { Deps } from "../domain/core/context.js";
+import { type DataAccess, openDataAccess, openDataAccessCached } from "../domain/data-access/open.js";
 import { damagedMessage, isDamaged, primaryCode } from "../engine/sqlite-errors.js";
 import { AppError, ForbiddenError, UnauthenticatedError } from "../errors.js";
 import { STATUS_OF_KIND } from "../lib/error-status.js";

@@ -1,10 +1,10 @@
 import type { IncomingMessage } from "node:http";
 import type { Duplex } from "node:stream";
 import { type WebSocket, WebSocketServer } from "ws";
-import type { Deps } from "../domain/context.js";
-import { type DataAccess, openDataAccess } from "../domain/data-access.js";
-import type { DatabaseLocator } from "../domain/directory.js";
+import type { Deps } from "../domain/core/context.js";
+import { type DataAccess, openDataAccess } from "../domain/data-access/open.js";
 import { AppError, ForbiddenError } from "../errors.js";
+import type { DatabaseLocator } from "../hosting/directory.js";
 import { REQUEST_ID_HEADER, requestIdOf } from "../lib/request-id.js";
 import type { ClientAddress } from "./client-address.js";
 import { batchCursorEntries } from "./hrana/cursor.js";

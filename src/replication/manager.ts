@@ -1,5 +1,5 @@
-import type { Deps, ReplicaPort } from "../domain/context.js";
-import { mintReplicationToken } from "../domain/db-tokens.js";
+import type { Deps, ReplicaPort } from "../domain/core/context.js";
+import { mintReplicationToken } from "../domain/data-access/db-tokens.js";
 import type { CommitEvent } from "../engine/frame-logs.js";
 import { LagStats } from "./lag.js";
 import { LocationWorker, type ReplicaRows, type ReplicaSpec } from "./location-worker-client.js";

@@ -1,9 +1,9 @@
 import { rm, writeFile } from "node:fs/promises";
 import path from "node:path";
 import type { Config } from "../config.js";
-import { newApiTokenValue } from "../domain/api-tokens.js";
-import type { Deps } from "../domain/context.js";
-import { bootstrapAdmin, hasAdmin } from "../domain/users.js";
+import { newApiTokenValue } from "../domain/accounts/api-tokens.js";
+import { bootstrapAdmin, hasAdmin } from "../domain/accounts/users.js";
+import type { Deps } from "../domain/core/context.js";
 import { ConflictError } from "../errors.js";
 
 /**

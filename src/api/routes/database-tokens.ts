@@ -1,12 +1,12 @@
 import { z } from "@hono/zod-openapi";
-import { revokeDatabaseToken, revokeGroupToken } from "../../domain/db-token-revocation.js";
+import { revokeDatabaseToken, revokeGroupToken } from "../../domain/data-access/db-token-revocation.js";
 import {
   mintDatabaseToken,
   mintGroupToken,
   rotateDatabaseTokens,
   rotateGroupTokens,
   type TokenRequest,
-} from "../../domain/db-tokens.js";
+} from "../../domain/data-access/db-tokens.js";
 import { InvalidError } from "../../errors.js";
 import { DatabaseParams, GroupParams, optional } from "../params.js";
 import { type Route, route } from "../route.js";

@@ -1,7 +1,7 @@
 import { z } from "@hono/zod-openapi";
-import type { Ctx } from "../../domain/context.js";
-import { createInvite, deleteInvite, type Invite, listInvites } from "../../domain/invites.js";
-import type { Organization } from "../../domain/views.js";
+import { createInvite, deleteInvite, type Invite, listInvites } from "../../domain/accounts/invites.js";
+import type { Organization } from "../../domain/accounts/views.js";
+import type { Ctx } from "../../domain/core/context.js";
 import { InvalidError } from "../../errors.js";
 import { OrgParams, optional, orgParam, pathParam } from "../params.js";
 import { type Route, route } from "../route.js";

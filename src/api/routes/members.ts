@@ -1,5 +1,11 @@
 import { z } from "@hono/zod-openapi";
-import { addMember, getMember, listMembers, removeMember, updateMemberRole } from "../../domain/members.js";
+import {
+  addMember,
+  getMember,
+  listMembers,
+  removeMember,
+  updateMemberRole,
+} from "../../domain/accounts/members.js";
 import { InvalidError } from "../../errors.js";
 import { OrgParams, optional, orgParam, PageQuery, PaginationWire, pathParam } from "../params.js";
 import { type Route, route } from "../route.js";

@@ -1,11 +1,11 @@
 import { z } from "@hono/zod-openapi";
-import { updateOrganization } from "../../domain/organization-settings.js";
+import { updateOrganization } from "../../domain/accounts/organization-settings.js";
 import {
   createOrganization,
   deleteOrganization,
   getOrganization,
   listOrganizations,
-} from "../../domain/organizations.js";
+} from "../../domain/accounts/organizations.js";
 import { InvalidError } from "../../errors.js";
 import { OrgParams, optional, PageQuery, PaginationWire } from "../params.js";
 import { type Route, route } from "../route.js";

@@ -10,7 +10,7 @@ import {
   type Subscription,
   setOrganizationPlan,
   updatePlan,
-} from "../../domain/plans.js";
+} from "../../domain/plans/plans.js";
 import { OrgParams, optional, pathParam } from "../params.js";
 import { type Route, route } from "../route.js";
 

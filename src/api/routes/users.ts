@@ -1,12 +1,12 @@
 import { z } from "@hono/zod-openapi";
-import type { Ctx } from "../../domain/context.js";
-import { getCurrentUser, invalidateSessions } from "../../domain/current-user.js";
+import { getCurrentUser, invalidateSessions } from "../../domain/accounts/current-user.js";
 import {
   acceptInvite,
   declineInvite,
   listReceivedInvites,
   type ReceivedInvite,
-} from "../../domain/invites.js";
+} from "../../domain/accounts/invites.js";
+import type { Ctx } from "../../domain/core/context.js";
 import { optional } from "../params.js";
 import { type Route, route } from "../route.js";
 import { MemberWire, memberWire, OrganizationWire, organizationWire } from "../wire/organization.js";

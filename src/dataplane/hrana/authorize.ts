@@ -1,4 +1,4 @@
-import type { DataAccess } from "../../domain/data-access.js";
+import type { DataAccess } from "../../domain/data-access/open.js";
 import type { Prepared } from "../../engine/connection.js";
 import { fileLevelRefusal } from "../../engine/sql-guard.js";
 import { pragmaOf } from "../../engine/sql-tokens.js";

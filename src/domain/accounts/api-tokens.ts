@@ -1,0 +1,278 @@
+import {
+  ConflictError,
+  ForbiddenError,
+  InvalidError,
+  NotFoundError,
+  UnauthenticatedError,
+  UniqueViolationError,
+} from "../../errors.js";
+import { newTokenId } from "../../lib/ids.js";
+import { jwtSegments, signJwt, verifyJwtSignature } from "../../lib/jwt.js";
+import { echoable } from "../../lib/loggable-path.js";
+import { hashToken } from "../../lib/secrets.js";
+import { isoTime } from "../../lib/time.js";
+import type { TokenListing } from "../../store/api-tokens.js";
+import type { Repos } from "../../store/store.js";
+import { requireGroup } from "../core/access-tx.js";
+import { audit } from "../core/audit-tx.js";
+import type { Ctx, Deps, Principal } from "../core/context.js";
+import { checkTokenName } from "../core/names.js";
+import { expandScopes, requireOrgAccess, type Scope } from "../core/roles.js";
+import type { ApiTokenInfo } from "./views.js";
+
+/** A freshly minted token: the only moment its secret value exists outside the caller's hands. */
+export interface MintedToken {
+  id: string;
+  name: string;
+  token: string;
+}
+
+/**
+ * Resolves a bearer token to its principal. The lookup is by hash and never cached, so a revoked
+ * token fails on its very next request, on every process sharing the store.
+ */
+export async function authenticate(deps: Deps, token: string): Promise<Principal> {
+  const row = await deps.store.read((r) => r.apiTokens.findByHash(hashToken(token)));
+  if (!row) {
+    const mint = "mint one with POST /v1/auth/api-tokens/{name} (turso auth api-tokens mint <name>)";
+    // Turso's wording first (the official TS client's tests match on it), then what would help.
+    if (jwtSegments(token) !== 3) {
+      throw new UnauthenticatedError(
+        "token contains an invalid number of segments: this is no API token of this service (they are " +
+          `JWTs: three parts separated by dots, eyJ...); check that the whole token was copied, or ${mint}`,
+      );
+    }
+    if (await isDatabaseToken(deps, token)) {
+      throw new UnauthenticatedError(
+        `the token is a database token, which opens one database but not the management API: ${mint}`,
+      );
+    }
+    throw new UnauthenticatedError("invalid or revoked API token");
+  }
+  return {
+    userId: row.user_id,
+    username: row.username,
+    isAdmin: row.is_admin === 1,
+    tokenId: row.token_id,
+    tokenName: row.token_name,
+    orgId: row.org_id,
+    groupId: row.group_id,
+    scopes: row.scopes ? (JSON.parse(row.scopes) as string[]) : null,
+  };
+}
+
+/** Whether an unknown bearer token is one of this service's database tokens (only on the failure path). */
+function isDatabaseToken(deps: Deps, token: string): Promise<boolean> {
+  return verifyJwtSignature(deps.dbTokenKey, token).then(
+    () => true,
+    () => false,
+  );
+}
+
+/** Generates a new token value: an EdDSA JWT whose `jti` is the token id (Turso's format). */
+export async function newApiTokenValue(deps: Deps): Promise<{ id: string; token: string }> {
+  const id = newTokenId();
+  const token = await signJwt(deps.apiTokenKey, { jti: id, iat: Math.floor(deps.clock().getTime() / 1000) });
+  return { id, token };
+}
+
+/** What a token is limited to: nothing (every organization of its user), an organization, or a group. */
+export interface TokenRestriction {
+  orgId: string | null;
+  groupId: string | null;
+  scopes: readonly Scope[] | null;
+}
+
+const UNRESTRICTED: TokenRestriction = { orgId: null, groupId: null, scopes: null };
+
+/**
+ * Stores a token for a user inside the caller's transaction; only its hash is kept. `value` lets
+ * the bootstrap store a token it generated (or the operator chose) before committing.
+ */
+export async function insertApiToken(
+  r: Repos,
+  deps: Deps,
+  userId: string,
+  name: string,
+  value?: { id: string; token: string },
+  restriction: TokenRestriction = UNRESTRICTED,
+): Promise<MintedToken> {
+  const { id, token } = value ?? (await newApiTokenValue(deps));
+  const now = deps.clock();
+  try {
+    await r.apiTokens.insert({
+      id,
+      user_id: userId,
+      name,
+      token_hash: hashToken(token),
+      org_id: restriction.orgId,
+      group_id: restriction.groupId,
+      scopes: restriction.scopes ? JSON.stringify(restriction.scopes) : null,
+      created_at: isoTime(now),
+    });
+  } catch (e) {
+    if (e instanceof UniqueViolationError) throw new ConflictError(`a token named ${name} already exists`);
+    throw e;
+  }
+  return { id, name, token };
+}
+
+/** The optional body of a token mint: no body is an unrestricted token (Turso deprecates those). */
+export interface TokenScopeInput {
+  /** Slug of the organization the token is limited to. */
+  organization?: string;
+  /** Group (of that organization) the token is limited to; needs `scopes`. */
+  group?: string;
+  scopes?: readonly string[];
+}
+
+/**
+ * `POST /v1/auth/api-tokens/{name}` (and the CLI's v2 form): a new token for the caller, limited
+ * to an organization or to one group with scopes. A token can't mint a broader one than itself: a
+ * group-scoped token mints nothing, an organization-scoped one only tokens of its organization.
+ */
+export async function createApiToken(
+  ctx: Ctx,
+  name: string,
+  input: TokenScopeInput = {},
+): Promise<MintedToken> {
+  checkTokenName(name);
+  const { actor } = ctx;
+  if (actor.groupId !== null) throw new ForbiddenError("a group-scoped API token cannot mint API tokens");
+  if (input.group && !input.organization) {
+    throw new InvalidError("a group-scoped token needs organization as well as group");
+  }
+  if (input.scopes && !input.group) {
+    throw new InvalidError("scopes apply to group-scoped tokens: pass group (and organization) too");
+  }
+  if (input.group && (!input.scopes || input.scopes.length === 0)) {
+    throw new InvalidError("a group-scoped token needs at least one scope");
+  }
+  const scopes = input.scopes ? expandScopes(input.scopes) : null;
+  if (actor.orgId !== null && !input.organization) {
+    throw new ForbiddenError("an organization-scoped API token can only mint tokens for its organization");
+  }
+  return ctx.deps.store.write(async (r) => {
+    let restriction = UNRESTRICTED;
+    let auditOrg = (await r.organizations.findBySlug(actor.username))?.id;
+    if (input.organization) {
+      if (input.group) {
+        const { org, group } = await requireGroup(r, actor, input.organization, input.group, "read");
+        const { role } = await requireOrgAccess(r, actor, input.organization, "read");
+        if (role !== "owner" && role !== "admin") {
+          throw new ForbiddenError("only organization admins or owners can mint group-scoped tokens");
+        }
+        restriction = { orgId: org.id, groupId: group.id, scopes };
+        auditOrg = org.id;
+      } else {
+        const { org } = await requireOrgAccess(r, actor, input.organization, "read");
+        restriction = { orgId: org.id, groupId: null, scopes: null };
+        auditOrg = org.id;
+      }
+    }
+    const minted = await insertApiToken(r, ctx.deps, actor.userId, name, undefined, restriction);
+    if (auditOrg) {
+      await audit(r, ctx, auditOrg, "user-token-create", `API token ${name} created`, {
+        name,
+        ...(input.organization ? { organization: input.organization } : {}),
+        ...(input.group ? { group: input.group, scopes } : {}),
+      });
+    }
+    return minted;
+  });
+}
+
+function toTokenInfo(t: TokenListing, withOwner: boolean): ApiTokenInfo {
+  return {
+    id: t.id,
+    name: t.name,
+    organization: t.org_slug,
+    group: t.group_name,
+    scopes: t.scopes ? (JSON.parse(t.scopes) as string[]) : null,
+    createdAt: t.created_at,
+    owner: withOwner ? { username: t.username, email: t.email } : null,
+  };
+}
+
+/**
+ * The caller's tokens. A restricted token sees only what it could revoke: a group-scoped one
+ * itself, an organization-scoped one the tokens of its organization.
+ */
+export async function listApiTokens(ctx: Ctx): Promise<ApiTokenInfo[]> {
+  const rows = await ctx.deps.store.read((r) => r.apiTokens.listForUser(ctx.actor.userId));
+  return rows.filter((t) => withinReach(ctx.actor, t)).map((t) => toTokenInfo(t, false));
+}
+
+/** Whether a restricted caller may see or revoke one of its user's tokens. */
+function withinReach(actor: Ctx["actor"], t: { id: string; org_id: string | null }): boolean {
+  if (actor.groupId !== null) return t.id === actor.tokenId;
+  if (actor.orgId !== null) return t.org_id === actor.orgId;
+  return true;
+}
+
+/**
+ * `GET /v1/organizations/{org}/api-tokens`: tokens restricted to the organization. Owners and
+ * admins see every member's, with the owner; others see their own. Unrestricted tokens aren't
+ * listed: they belong to no organization.
+ */
+export async function listOrganizationTokens(ctx: Ctx, slug: string): Promise<ApiTokenInfo[]> {
+  return ctx.deps.store.read(async (r) => {
+    const { org, role } = await requireOrgAccess(r, ctx.actor, slug, "read");
+    const all = role === "owner" || role === "admin";
+    const rows = await r.apiTokens.listForOrg(org.id, all ? undefined : ctx.actor.userId);
+    // A group-scoped token sees the tokens of its group only.
+    const group = ctx.actor.groupId;
+    return rows.filter((t) => group === null || t.group_id === group).map((t) => toTokenInfo(t, all));
+  });
+}
+
+/**
+ * `DELETE /v1/organizations/{org}/api-tokens/{id}`: revokes a token restricted to the organization.
+ * A token of another organization, an unrestricted one, and (for members) another member's all
+ * answer 404, so ids can't be probed.
+ */
+export async function revokeOrganizationToken(ctx: Ctx, slug: string, tokenId: string): Promise<void> {
+  await ctx.deps.store.write(async (r) => {
+    const { org, role } = await requireOrgAccess(r, ctx.actor, slug, "tokens:revoke");
+    const token = await r.apiTokens.findById(tokenId);
+    const mayRevoke =
+      token !== undefined &&
+      token.org_id === org.id &&
+      (role === "owner" || role === "admin" || token.user_id === ctx.actor.userId);
+    if (!mayRevoke) throw new NotFoundError(`token ${tokenId} not found`);
+    await r.apiTokens.deleteById(tokenId);
+    await audit(r, ctx, org.id, "user-token-delete", `API token ${token.name} revoked`, {
+      name: token.name,
+      id: tokenId,
+    });
+  });
+}
+
+/** Deletes the caller's token by name; the next request made with it is refused. */
+export async function revokeApiToken(ctx: Ctx, name: string): Promise<void> {
+  const { actor } = ctx;
+  await ctx.deps.store.write(async (r) => {
+    const token = (await r.apiTokens.listForUser(actor.userId)).find((t) => t.name === name);
+    if (!token) throw new NotFoundError(`token ${echoable(name)} not found`);
+    if (!withinReach(actor, token)) {
+      throw new ForbiddenError(
+        "a restricted API token can only revoke itself, or tokens of its own organization: use an unrestricted token",
+      );
+    }
+    if (actor.isAdmin && token.org_id === null && token.group_id === null) {
+      // As for /v1/auth/invalidate: an instance with no administrator credential can't be run.
+      await r.users.lockAdmins();
+      if ((await r.users.countAdminTokens()) <= 1) {
+        throw new ConflictError(
+          `token ${name} is the last unrestricted API token of any instance administrator; mint another one before revoking it`,
+        );
+      }
+    }
+    if (!(await r.apiTokens.deleteByName(actor.userId, name))) {
+      throw new NotFoundError(`token ${echoable(name)} not found`);
+    }
+    const personal = await r.organizations.findBySlug(ctx.actor.username);
+    if (personal)
+      await audit(r, ctx, personal.id, "user-token-delete", `API token ${name} revoked`, { name });
+  });
+}

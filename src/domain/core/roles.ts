@@ -1,0 +1,170 @@
+import { ForbiddenError, InvalidError } from "../../errors.js";
+import { echoable } from "../../lib/loggable-path.js";
+import type { OrganizationRow } from "../../store/schema.js";
+import type { Repos } from "../../store/store.js";
+import type { Principal } from "./context.js";
+
+export type Role = "owner" | "admin" | "member" | "viewer";
+export const ROLES: readonly Role[] = ["owner", "admin", "member", "viewer"];
+
+/** What a group-scoped API token may be allowed to do (Turso's scope names). */
+export const SCOPES = [
+  "read",
+  "db:create",
+  "db:delete",
+  "db:configure",
+  "db:mint-token",
+  "db:rotate-creds",
+  "group:configure",
+  "group:mint-token",
+  "group:rotate-creds",
+] as const;
+export type Scope = (typeof SCOPES)[number];
+
+const PRESETS: Record<string, readonly Scope[]> = { "read-only": ["read"], "full-access": SCOPES };
+
+/**
+ * Expands presets (`read-only`, `full-access`) and checks every name; tokens store and report
+ * the expanded list, never a preset.
+ */
+export function expandScopes(names: readonly string[]): Scope[] {
+  const out = new Set<Scope>();
+  for (const name of names) {
+    const preset = PRESETS[name];
+    if (preset) for (const s of preset) out.add(s);
+    else if ((SCOPES as readonly string[]).includes(name)) out.add(name as Scope);
+    else
+      throw new InvalidError(
+        `invalid scope: ${name} (one of ${[...SCOPES, ...Object.keys(PRESETS)].join(", ")})`,
+      );
+  }
+  return SCOPES.filter((s) => out.has(s));
+}
+
+/**
+ * What a caller wants to do inside an organization: a token scope, or one of the organization-level
+ * actions that a group-scoped token is never allowed.
+ */
+export type OrgAction =
+  | Scope
+  | "group:create"
+  | "group:delete"
+  | "group:transfer"
+  | "org:update"
+  | "org:delete"
+  | "members:manage"
+  | "audit:read"
+  | "billing:manage"
+  | "tokens:revoke";
+
+const EDITORS: readonly Role[] = ["owner", "admin", "member"];
+const ADMINS: readonly Role[] = ["owner", "admin"];
+
+/** The roles allowed each action. Members change databases and groups; admins manage people. */
+const ALLOWED: Record<OrgAction, readonly Role[]> = {
+  read: ROLES,
+  "db:create": EDITORS,
+  "db:delete": EDITORS,
+  "db:configure": EDITORS,
+  "db:mint-token": EDITORS,
+  "db:rotate-creds": EDITORS,
+  "group:configure": EDITORS,
+  "group:mint-token": EDITORS,
+  "group:rotate-creds": EDITORS,
+  "group:create": EDITORS,
+  "group:delete": EDITORS,
+  "group:transfer": ADMINS,
+  "org:update": EDITORS,
+  "org:delete": ["owner"],
+  "members:manage": ADMINS,
+  "audit:read": ADMINS,
+  "billing:manage": ADMINS,
+  // Everyone may revoke their own organization tokens; whose tokens is decided by the verb.
+  "tokens:revoke": ROLES,
+};
+
+const DENIED: Partial<Record<OrgAction, string>> = {
+  "members:manage": "only organization admins or owners can manage members",
+  "audit:read": "only organization admins or owners can read the audit log",
+  "group:transfer": "only organization admins or owners can transfer groups",
+  "org:delete": "only the organization owner can do this",
+};
+
+export interface OrgAccess {
+  org: OrganizationRow;
+  role: Role;
+}
+
+/**
+ * Loads an organization by slug and checks that the caller, through this token, may do `action`
+ * there. An unknown organization and one the caller doesn't belong to give the same 403, so names
+ * can't be probed (and the turso CLI reads a 403 on these routes as "not a member").
+ *
+ * Token restrictions come on top of the role: an organization-scoped token acts in its own
+ * organization only; a group-scoped token may only do what its scopes list, and never an
+ * organization-level action. Which group the resource is in is checked by `requireGroupInScope`.
+ */
+export async function requireOrgAccess(
+  r: Repos,
+  actor: Principal,
+  slug: string,
+  action: OrgAction,
+): Promise<OrgAccess> {
+  const org = await r.organizations.findBySlug(slug);
+  const member = org ? await r.members.find(org.id, actor.userId) : undefined;
+  if (!org || !member || (actor.orgId !== null && actor.orgId !== org.id)) {
+    throw new ForbiddenError(`you are not a member of organization ${echoable(slug)}`);
+  }
+  checkTokenAllows(actor, action);
+  if (!ALLOWED[action].includes(member.role)) {
+    throw new ForbiddenError(DENIED[action] ?? `your role (${member.role}) does not allow ${action}`);
+  }
+  return { org, role: member.role };
+}
+
+/** Whether a token's restrictions allow an action, whatever the user's role. */
+export function checkTokenAllows(actor: Principal, action: OrgAction): void {
+  if (actor.groupId === null) return;
+  if (!(SCOPES as readonly string[]).includes(action)) {
+    throw new ForbiddenError(`a group-scoped API token cannot do ${action}`);
+  }
+  if (!actor.scopes?.includes(action as Scope)) {
+    throw new ForbiddenError(`this API token lacks the ${action} scope`);
+  }
+}
+
+/** A group-scoped token acts on its own group (and that group's databases) only. */
+export function requireGroupInScope(actor: Principal, groupId: string, groupName: string): void {
+  if (actor.groupId !== null && actor.groupId !== groupId) {
+    throw new ForbiddenError(`this API token is restricted to another group than ${groupName}`);
+  }
+}
+
+/** The group a list is narrowed to for this token (null: no narrowing). */
+export function tokenGroup(actor: Principal): string | null {
+  return actor.groupId;
+}
+
+/** Whether the caller's API token is limited to an organization or a group. */
+export function isRestricted(actor: Principal): boolean {
+  return actor.orgId !== null || actor.groupId !== null;
+}
+
+/**
+ * Refuses account-wide actions (instance administration, the user's own tokens and invites) to a
+ * token limited to an organization or a group: such a token must never reach beyond its limits,
+ * however broad its user's rights are.
+ */
+export function requireUnrestricted(actor: Principal, what: string): void {
+  if (isRestricted(actor)) {
+    throw new ForbiddenError(
+      `${what} needs an unrestricted API token: this one is limited to ${actor.groupId !== null ? "a group" : "an organization"}`,
+    );
+  }
+}
+
+/** Instance administration: an administrator, calling with an unrestricted token. */
+export function requireInstanceAdmin(actor: Principal, what: string): void {
+  if (!actor.isAdmin) throw new ForbiddenError(`only the instance administrator can ${what}`);
+  requireUnrestricted(actor, what);
+}

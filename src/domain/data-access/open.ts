@@ -1,0 +1,218 @@
+import { errors as joseErrors } from "jose";
+import { ForbiddenError, MisdirectedError, NotFoundError, UnauthenticatedError } from "../../errors.js";
+import type { DatabaseLocator, DataPlaneDatabase } from "../../hosting/directory.js";
+import { awaitingUpload } from "../../hosting/upload-installer.js";
+import { allowlistOf } from "../../lib/ip-allowlist.js";
+import { verifyJwt, verifyJwtSignature } from "../../lib/jwt.js";
+import type { Deps } from "../core/context.js";
+
+/** What the access is for: SQL and sync (the default), or uploading a database's file. */
+export type AccessPurpose = "sql" | "upload";
+
+/** What a verified database token lets its bearer do on one database. */
+export interface DataAccess {
+  database: DataPlaneDatabase;
+  /** File of the database's primary instance. */
+  path: string;
+  canWrite: boolean;
+  /** Databases this token may read through ATTACH. */
+  attachIds: ReadonlySet<string>;
+  /** Set for the internal token of a location's replica: that location. Such tokens only sync. */
+  replicaOf?: string;
+}
+
+interface TokenClaims {
+  a?: string;
+  id?: string;
+  /** Location of the replica an internal replication token belongs to. */
+  rep?: string;
+  gid?: string;
+  gen?: number;
+  ggen?: number;
+  exp?: number;
+  jti?: string;
+  p?: { roa?: { ns?: string[] } };
+}
+
+/**
+ * Verified token claims, cached until the token expires: an Ed25519 verification costs more than
+ * the rest of a point query. Revocation doesn't rely on the cache: generations are checked against
+ * the database record on every request (a record at most `DIRECTORY_TTL_MS` old, so a rotation made
+ * through another process applies here within that bound).
+ */
+export class DbTokenVerifier {
+  private readonly cache = new Map<string, TokenClaims>();
+
+  constructor(
+    private readonly deps: Pick<Deps, "dbTokenKey" | "apiTokenKey" | "clock">,
+    private readonly maxEntries = 10_000,
+  ) {}
+
+  /** Claims of a token verified before and not yet expired; no cryptography (the fast path). */
+  cached(token: string): TokenClaims | undefined {
+    const hit = this.cache.get(token);
+    if (!hit) return undefined;
+    if (hit.exp === undefined || hit.exp > this.deps.clock().getTime() / 1000) return hit;
+    this.cache.delete(token);
+    return undefined;
+  }
+
+  async verify(token: string): Promise<TokenClaims> {
+    const hit = this.cached(token);
+    if (hit) return hit;
+    let claims: TokenClaims;
+    try {
+      claims = (await verifyJwt(this.deps.dbTokenKey, token)) as TokenClaims;
+    } catch (e) {
+      if (e instanceof joseErrors.JWTExpired)
+        throw new UnauthenticatedError("the token has expired", "AUTH_JWT_EXPIRED");
+      throw await this.invalid(token);
+    }
+    if (this.cache.size >= this.maxEntries) this.cache.clear();
+    this.cache.set(token, claims);
+    return claims;
+  }
+
+  /** The refusal of a token that isn't a database token, saying what it is when that helps. */
+  private async invalid(token: string): Promise<UnauthenticatedError> {
+    const mint =
+      "mint a database token with POST /v1/organizations/{org}/databases/{db}/auth/tokens " +
+      "(turso db tokens create <db>)";
+    const isApiToken = await verifyJwtSignature(this.deps.apiTokenKey, token).then(
+      () => true,
+      () => false,
+    );
+    return new UnauthenticatedError(
+      isApiToken
+        ? `the token is an API token, which manages the service but opens no database: ${mint}`
+        : `the token is not a valid database token: ${mint}`,
+      "AUTH_JWT_INVALID",
+    );
+  }
+}
+
+/**
+ * Decides whether a bearer token opens a database. Each refusal has its own code so a client can
+ * tell them apart: an unknown database, a token of another database or group, a token whose
+ * database or group was deleted, and a token whose credentials were rotated.
+ */
+export async function openDataAccess(
+  deps: Deps,
+  locator: DatabaseLocator,
+  token: string | undefined,
+  purpose: AccessPurpose = "sql",
+  peer?: string,
+): Promise<DataAccess> {
+  const database = await deps.directory.find(locator);
+  if (!database) throw new NotFoundError("database not found", "DATABASE_NOT_FOUND");
+  if (!token) {
+    throw new UnauthenticatedError(
+      "missing Authorization header with a Bearer database token",
+      "AUTH_HEADER_NOT_FOUND",
+    );
+  }
+  const claims = await deps.tokenVerifier.verify(token);
+  const refusal = checkScope(database, claims);
+  if (refusal === "foreign") {
+    await refuseForeign(deps, claims.id !== undefined ? { id: claims.id } : { groupId: claims.gid ?? "" });
+  }
+  return grant(deps, database, claims, purpose, peer);
+}
+
+/**
+ * The same decision without waiting, when the database record and the token are both cached
+ * (the common case for a busy database); undefined means "take the slow path".
+ */
+export function openDataAccessCached(
+  deps: Deps,
+  locator: DatabaseLocator,
+  token: string | undefined,
+  peer?: string,
+): DataAccess | undefined {
+  const database = deps.directory.peek(locator);
+  const claims = token ? deps.tokenVerifier.cached(token) : undefined;
+  if (!database || !claims || checkScope(database, claims) === "foreign") return undefined;
+  return grant(deps, database, claims, "sql", peer);
+}
+
+/** Throws for a revoked or unscoped token; "foreign" when the token belongs elsewhere. */
+function checkScope(database: DataPlaneDatabase, claims: TokenClaims): "own" | "foreign" {
+  if (claims.id !== undefined) {
+    if (claims.id !== database.id) return "foreign";
+    // Replication tokens are internal and unaffected by rotating the users' tokens.
+    if (claims.rep !== undefined) return "own";
+    if (claims.gen !== database.token_generation || claims.ggen !== database.group_token_generation) {
+      throw new UnauthenticatedError("the token was revoked by a credential rotation", "AUTH_JWT_REVOKED");
+    }
+    requireNotRevoked(database, claims);
+    return "own";
+  }
+  if (claims.gid !== undefined) {
+    if (claims.gid !== database.group_id) return "foreign";
+    if (claims.ggen !== database.group_token_generation) {
+      throw new UnauthenticatedError("the token was revoked by a credential rotation", "AUTH_JWT_REVOKED");
+    }
+    requireNotRevoked(database, claims);
+    return "own";
+  }
+  throw new UnauthenticatedError("the token is not scoped to a database or group", "AUTH_JWT_INVALID");
+}
+
+function requireNotRevoked(database: DataPlaneDatabase, claims: TokenClaims): void {
+  if (claims.jti !== undefined && database.revokedTokens.has(claims.jti)) {
+    throw new UnauthenticatedError("the token was revoked", "AUTH_JWT_REVOKED");
+  }
+}
+
+function grant(
+  deps: Deps,
+  database: DataPlaneDatabase,
+  claims: TokenClaims,
+  purpose: AccessPurpose,
+  peer: string | undefined,
+): DataAccess {
+  // Replication tokens are this deployment's own traffic, whatever the database's allowlist.
+  if (database.allowed_ips && claims.rep === undefined && !allowlistOf(database.allowed_ips).allows(peer)) {
+    throw new ForbiddenError(
+      `database ${database.name} only serves the addresses in its allowed_ips, and ${peer ?? "this client"} is not one of them`,
+      "IP_NOT_ALLOWED",
+    );
+  }
+  // A database created for an upload has no content yet: only the upload, and replicas copying
+  // the empty file it starts with, may reach it (never while the upload is being installed).
+  if (
+    database.awaiting_upload !== 0 &&
+    purpose !== "upload" &&
+    !(claims.rep !== undefined && database.awaiting_upload === 1)
+  ) {
+    throw awaitingUpload(database.name);
+  }
+  // Several nodes share the store but each keeps only its own locations' files.
+  if (!deps.placement.holds(database.primary_location)) {
+    throw new MisdirectedError(
+      `database ${database.name} is served by the node holding location ${database.primary_location}, not by this one: send its requests there`,
+      "DATABASE_ELSEWHERE",
+    );
+  }
+  return {
+    database,
+    path: deps.directory.pathOf(database, deps.files),
+    canWrite: claims.a !== "ro",
+    attachIds: new Set(claims.p?.roa?.ns ?? []),
+    ...(claims.rep !== undefined ? { replicaOf: claims.rep } : {}),
+  };
+}
+
+async function refuseForeign(deps: Deps, scope: { id: string } | { groupId: string }): Promise<never> {
+  const exists =
+    "id" in scope
+      ? (await deps.directory.find({ id: scope.id })) !== undefined
+      : (await deps.store.read((r) => r.groups.findById(scope.groupId))) !== undefined;
+  if (!exists) {
+    throw new UnauthenticatedError(
+      `the token belongs to a ${"id" in scope ? "database" : "group"} that was deleted`,
+      "AUTH_DATABASE_DELETED",
+    );
+  }
+  throw new ForbiddenError("the token belongs to another database", "AUTH_DATABASE_MISMATCH");
+}

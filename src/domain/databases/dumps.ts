@@ -1,0 +1,62 @@
+import { DumpTooLargeError } from "../../engine/dump-files.js";
+import { InvalidError, LimitExceededError } from "../../errors.js";
+import { audit } from "../core/audit-tx.js";
+import type { Ctx } from "../core/context.js";
+import { requireOrgAccess } from "../core/roles.js";
+
+/** Largest SQL dump accepted (it is read whole when it seeds a database). */
+export const MAX_DUMP_BYTES = 256 * 1024 ** 2;
+/** Dumps an organization may keep waiting at once, in bytes: uploads can't fill the disk. */
+export const MAX_PENDING_DUMP_BYTES = 1024 ** 3;
+
+export interface StoredDump {
+  id: string;
+  bytes: number;
+  expiresAt: string;
+}
+
+/**
+ * Stores an uploaded SQL dump for a later `seed: {type: "dump", url}`, streaming it to disk with
+ * a size limit. Uploading one is part of creating a database, so it takes the same right.
+ */
+export async function uploadDump(
+  ctx: Ctx,
+  slug: string,
+  content: AsyncIterable<Uint8Array>,
+): Promise<StoredDump> {
+  const { deps } = ctx;
+  const { org } = await deps.store.read((r) => requireOrgAccess(r, ctx.actor, slug, "db:create"));
+  deps.dumps.sweep();
+  const room = MAX_PENDING_DUMP_BYTES - deps.dumps.pendingBytes(org.id);
+  if (room <= 0) {
+    throw new LimitExceededError(
+      `organization ${org.slug} already has ${MAX_PENDING_DUMP_BYTES} bytes of dumps waiting; create databases from them or let them expire first`,
+    );
+  }
+  let info: Awaited<ReturnType<typeof deps.dumps.save>>;
+  try {
+    info = await deps.dumps.save(org.id, content, Math.min(MAX_DUMP_BYTES, room));
+  } catch (e) {
+    if (e instanceof DumpTooLargeError) {
+      throw new InvalidError(
+        `the dump is larger than ${e.maxBytes} bytes${e.maxBytes < MAX_DUMP_BYTES ? " (the room left for this organization's waiting dumps)" : ""}`,
+      );
+    }
+    throw e;
+  }
+  if (info.bytes === 0) {
+    deps.dumps.remove(info.id);
+    throw new InvalidError("the dump is empty: send the SQL text in the multipart field `file`");
+  }
+  try {
+    await deps.store.write((r) =>
+      audit(r, ctx, org.id, "db-dump-upload", `SQL dump of ${info.bytes} bytes uploaded`, {
+        bytes: info.bytes,
+      }),
+    );
+  } catch (e) {
+    deps.dumps.remove(info.id);
+    throw e;
+  }
+  return { id: info.id, bytes: info.bytes, expiresAt: new Date(info.expiresAt).toISOString() };
+}

@@ -1,0 +1,239 @@
+import { ConflictError, InvalidError, NotFoundError, UniqueViolationError } from "../../errors.js";
+import { isoTime } from "../../lib/time.js";
+import type { PlanRow, PlansTable } from "../../store/schema.js";
+import type { Repos } from "../../store/store.js";
+import { DEFAULT_PLAN } from "../accounts/organizations.js";
+import { audit } from "../core/audit-tx.js";
+import type { Ctx } from "../core/context.js";
+import { requireInstanceAdmin, requireOrgAccess } from "../core/roles.js";
+import { settleBlocking } from "./blocking-tx.js";
+
+/** What a plan allows; null is unlimited. */
+export interface Quotas {
+  rowsRead: number | null;
+  rowsWritten: number | null;
+  storageBytes: number | null;
+  databases: number | null;
+  groups: number | null;
+  locations: number | null;
+  bytesSynced: number | null;
+}
+
+export interface Plan {
+  name: string;
+  /** Monthly price, a decimal string such as `29` or `4.99`; Shoal takes no payments. */
+  price: string;
+  quotas: Quotas;
+  createdAt: string;
+}
+
+export interface Subscription {
+  plan: string;
+  overages: boolean;
+  /** Plans are monthly: quotas reset on the first day of each calendar month (UTC). */
+  timeline: "monthly";
+}
+
+const COLUMN: Record<keyof Quotas, keyof PlansTable> = {
+  rowsRead: "rows_read",
+  rowsWritten: "rows_written",
+  storageBytes: "storage_bytes",
+  databases: "databases",
+  groups: "groups",
+  locations: "locations",
+  bytesSynced: "bytes_synced",
+};
+
+const PLAN_NAME = /^[a-z0-9](?:[a-z0-9-]{0,62}[a-z0-9])?$/;
+const PRICE = /^\d{1,12}(?:\.\d{1,2})?$/;
+
+export function toPlan(r: PlanRow): Plan {
+  const q = (v: number | null) => (v === null ? null : Number(v));
+  return {
+    name: r.name,
+    price: r.price,
+    quotas: {
+      rowsRead: q(r.rows_read),
+      rowsWritten: q(r.rows_written),
+      storageBytes: q(r.storage_bytes),
+      databases: q(r.databases),
+      groups: q(r.groups),
+      locations: q(r.locations),
+      bytesSynced: q(r.bytes_synced),
+    },
+    createdAt: r.created_at,
+  };
+}
+
+function requireAdmin(ctx: Ctx, what: string): void {
+  requireInstanceAdmin(ctx.actor, what);
+}
+
+/** The columns a plan input sets; absent quotas are left out (unchanged), null ones are unlimited. */
+function columnsOf(input: { price?: string; quotas?: Partial<Quotas> }): Partial<PlansTable> {
+  const out: Partial<Record<keyof PlansTable, unknown>> = {};
+  if (input.price !== undefined) {
+    if (!PRICE.test(input.price)) {
+      throw new InvalidError(`invalid price "${input.price}": a decimal amount such as 0, 29 or 4.99`);
+    }
+    out.price = input.price;
+  }
+  for (const [key, value] of Object.entries(input.quotas ?? {}) as Array<[keyof Quotas, number | null]>) {
+    if (value === undefined) continue;
+    if (value !== null && (!Number.isSafeInteger(value) || value < 0)) {
+      throw new InvalidError(`invalid quota ${COLUMN[key]}: a whole number from 0, or null for unlimited`);
+    }
+    out[COLUMN[key]] = value;
+  }
+  return out as Partial<PlansTable>;
+}
+
+async function adminAudit(r: Repos, ctx: Ctx, code: string, message: string, data: Record<string, unknown>) {
+  const own = await r.organizations.findBySlug(ctx.actor.username);
+  if (own) await audit(r, ctx, own.id, code, message, data);
+}
+
+const planNotFound = (name: string) => new NotFoundError(`plan ${name} not found`);
+
+/** `GET /v1/admin/plans`: every plan with how many organizations are on it. */
+export async function listAllPlans(ctx: Ctx): Promise<Array<Plan & { organizations: number }>> {
+  requireAdmin(ctx, "manage plans");
+  return ctx.deps.store.read(async (r) => {
+    const out = [];
+    for (const p of await r.plans.list()) {
+      out.push({ ...toPlan(p), organizations: await r.plans.countOrganizations(p.name) });
+    }
+    return out;
+  });
+}
+
+/** `POST /v1/admin/plans`: a new plan; quotas left out are unlimited. */
+export async function createPlan(
+  ctx: Ctx,
+  input: { name: string; price?: string; quotas?: Partial<Quotas> },
+): Promise<Plan> {
+  requireAdmin(ctx, "manage plans");
+  if (!PLAN_NAME.test(input.name)) {
+    throw new InvalidError(
+      `invalid plan name "${input.name}": 1 to 64 lowercase letters, digits or inner dashes`,
+    );
+  }
+  const row = {
+    name: input.name,
+    price: "0",
+    rows_read: null,
+    rows_written: null,
+    storage_bytes: null,
+    databases: null,
+    groups: null,
+    locations: null,
+    bytes_synced: null,
+    ...columnsOf(input),
+    created_at: isoTime(ctx.deps.clock()),
+  };
+  return ctx.deps.store.write(async (r) => {
+    try {
+      await r.plans.insert(row);
+    } catch (e) {
+      if (e instanceof UniqueViolationError) throw new ConflictError(`plan ${input.name} already exists`);
+      throw e;
+    }
+    const plan = toPlan(row);
+    await adminAudit(r, ctx, "plan-create", `plan ${plan.name} created`, { plan: plan.name, ...plan.quotas });
+    return plan;
+  });
+}
+
+/**
+ * `PATCH /v1/admin/plans/{plan}`: changes the price or quotas. Every organization on the plan is
+ * judged again in the same transaction, so a raised quota lifts a block at once (and a lowered
+ * one blocks at once). Creates already refused stay refused; nothing is removed when a plan shrinks.
+ */
+export async function updatePlan(
+  ctx: Ctx,
+  name: string,
+  input: { price?: string; quotas?: Partial<Quotas> },
+): Promise<Plan> {
+  requireAdmin(ctx, "manage plans");
+  const patch = columnsOf(input);
+  await ctx.deps.meter.flush();
+  const { plan, changed } = await ctx.deps.store.write(async (r) => {
+    await r.plans.lockPlan(name);
+    if (!(await r.plans.find(name))) throw planNotFound(name);
+    await r.plans.update(name, patch);
+    const plan = toPlan((await r.plans.find(name)) as PlanRow);
+    await adminAudit(r, ctx, "plan-update", `plan ${name} updated`, { plan: name, ...plan.quotas });
+    let changed = false;
+    for (const orgId of await r.plans.organizationsOn(name)) {
+      if (await settleBlocking(r, ctx.deps, orgId, ctx)) changed = true;
+    }
+    return { plan, changed };
+  });
+  if (changed) ctx.deps.directory.invalidate();
+  return plan;
+}
+
+/** `DELETE /v1/admin/plans/{plan}`: refused while organizations use it, and for the default plan. */
+export async function deletePlan(ctx: Ctx, name: string): Promise<void> {
+  requireAdmin(ctx, "manage plans");
+  await ctx.deps.store.write(async (r) => {
+    await r.plans.lockPlan(name);
+    if (!(await r.plans.find(name))) throw planNotFound(name);
+    if (name === DEFAULT_PLAN) {
+      throw new ConflictError(`plan ${name} is the plan of new organizations and cannot be deleted`);
+    }
+    const users = await r.plans.countOrganizations(name);
+    if (users > 0) {
+      throw new ConflictError(
+        `plan ${name} is used by ${users} organization${users === 1 ? "" : "s"}; move them to another plan first`,
+      );
+    }
+    await r.plans.delete(name);
+    await adminAudit(r, ctx, "plan-delete", `plan ${name} deleted`, { plan: name });
+  });
+}
+
+/** `GET …/plans` (and `/v1/plans`): the plans of this instance, for any member. */
+export async function listPlans(ctx: Ctx, slug: string): Promise<Plan[]> {
+  return ctx.deps.store.read(async (r) => {
+    await requireOrgAccess(r, ctx.actor, slug, "read");
+    return (await r.plans.list()).map(toPlan);
+  });
+}
+
+/** `GET …/subscription`: the organization's plan and overages. */
+export async function getSubscription(ctx: Ctx, slug: string): Promise<Subscription> {
+  const { org } = await ctx.deps.store.read((r) => requireOrgAccess(r, ctx.actor, slug, "read"));
+  return { plan: org.plan, overages: org.overages === 1, timeline: "monthly" };
+}
+
+/**
+ * Moves an organization to another plan: instance administrators only (`POST …/subscription`,
+ * the turso CLI's `plan select`, and `POST /v1/admin/organizations/{org}/plan`). The
+ * organization is judged against the new plan in the same transaction: a larger plan lifts a
+ * block at once.
+ */
+export async function setOrganizationPlan(ctx: Ctx, slug: string, planName: string): Promise<Subscription> {
+  requireAdmin(ctx, "change an organization's plan; ask them for a larger plan");
+  await ctx.deps.meter.flush();
+  const { sub, changed } = await ctx.deps.store.write(async (r) => {
+    const org = await r.organizations.findBySlug(slug);
+    if (!org) throw new NotFoundError("organization not found");
+    await r.plans.lockPlan(planName);
+    if (!(await r.plans.find(planName))) throw new InvalidError(`unknown plan: ${planName}`);
+    let changed = false;
+    if (org.plan !== planName) {
+      await r.plans.lockOrganization(org.id);
+      await r.plans.assign(org.id, planName);
+      await audit(r, ctx, org.id, "org-plan-update", `plan changed from ${org.plan} to ${planName}`, {
+        plan: planName,
+        previous: org.plan,
+      });
+      changed = await settleBlocking(r, ctx.deps, org.id, ctx);
+    }
+    const sub: Subscription = { plan: planName, overages: org.overages === 1, timeline: "monthly" };
+    return { sub, changed };
+  });
+  if (changed) ctx.deps.directory.invalidate();
+  return sub;
+}
