@@ -1,5 +1,5 @@
 import type { Context } from "hono";
-import { authenticate } from "../domain/accounts/api-tokens.js";
+import { authenticate } from "../domain/accounts/api-token-auth.js";
 import type { Ctx } from "../domain/core/context.js";
 import { UnauthenticatedError } from "../errors.js";
 import type { AppEnv } from "./env.js";

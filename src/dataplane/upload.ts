@@ -4,8 +4,9 @@ import type { IncomingMessage, ServerResponse } from "node:http";
 import { pipeline } from "node:stream/promises";
 import type { Deps } from "../domain/core/context.js";
 import type { DataAccess } from "../domain/data-access/open.js";
+import { type UploadTarget, uploadTarget } from "../domain/data-access/upload-target.js";
 import { ConflictError, InvalidError, NotFoundError, UnavailableError } from "../errors.js";
-import { installUpload, type UploadTarget, uploadTarget } from "../hosting/upload-installer.js";
+import { installUpload } from "../hosting/upload-installer.js";
 
 /** Bytes per chunk of a multipart upload (the client sends chunks of exactly this size). */
 const CHUNK_BYTES = 8 * 1024 * 1024;

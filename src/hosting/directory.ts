@@ -1,15 +1,7 @@
+import type { DatabaseLocator, DataPlaneDatabase } from "../domain/data-access/ports.js";
 import type { InstanceFiles } from "../engine/instance-files.js";
 import type { DatabaseForDataPlane } from "../store/databases.js";
 import type { Store } from "../store/store.js";
-
-export type DatabaseLocator = { label: string } | { orgSlug: string; name: string } | { id: string };
-
-/** A database as the data plane sees it: placement, settings, generations, and its group's locations. */
-export type DataPlaneDatabase = DatabaseForDataPlane & {
-  locations: string[];
-  /** Ids (`jti`) of this database's and its group's tokens revoked one by one, not yet expired. */
-  revokedTokens: ReadonlySet<string>;
-};
 
 /**
  * How long a cached database record is used. With several processes on one store this is the most

@@ -1,32 +1,5 @@
 import type { Deps } from "../domain/core/context.js";
-import type { Repos } from "../store/store.js";
-
-/** One database's instance in one location: the primary, or a replica. */
-export interface InstanceRef {
-  dbId: string;
-  location: string;
-  primary: boolean;
-}
-
-/** Every instance of every database in a group. */
-export async function instancesOfGroup(r: Repos, groupId: string): Promise<InstanceRef[]> {
-  const [group, ids, locations] = await Promise.all([
-    r.groups.findById(groupId),
-    r.databases.idsInGroup(groupId),
-    r.groups.locationsOf([groupId]),
-  ]);
-  const locs = locations.get(groupId) ?? [];
-  return ids.flatMap((dbId) =>
-    locs.map((location) => ({ dbId, location, primary: location === group?.primary_location })),
-  );
-}
-
-/** Every instance in an organization. */
-export async function instancesOfOrganization(r: Repos, orgId: string): Promise<InstanceRef[]> {
-  const out: InstanceRef[] = [];
-  for (const g of await r.groups.list(orgId)) out.push(...(await instancesOfGroup(r, g.id)));
-  return out;
-}
+import type { InstanceRef } from "../domain/core/ports.js";
 
 /**
  * Removes instances once the rows that named them are committed away: a primary's connections

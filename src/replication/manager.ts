@@ -1,4 +1,5 @@
-import type { Deps, ReplicaPort } from "../domain/core/context.js";
+import type { Deps } from "../domain/core/context.js";
+import type { ReplicaPort } from "../domain/core/ports.js";
 import { mintReplicationToken } from "../domain/data-access/db-tokens.js";
 import type { CommitEvent } from "../engine/frame-logs.js";
 import { LagStats } from "./lag.js";

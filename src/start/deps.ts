@@ -2,7 +2,7 @@ import path from "node:path";
 import type { Config } from "../config.js";
 import { LocalNode } from "../domain/cluster/local-node.js";
 import type { Deps } from "../domain/core/context.js";
-import { DbTokenVerifier } from "../domain/data-access/open.js";
+import { DbTokenVerifier } from "../domain/data-access/token-verifier.js";
 import { LocationCatalogue } from "../domain/groups/location-catalogue.js";
 import { DumpFiles } from "../engine/dump-files.js";
 import { FrameLogs } from "../engine/frame-logs.js";

@@ -1,8 +1,8 @@
 import { rm, writeFile } from "node:fs/promises";
 import path from "node:path";
 import type { Config } from "../config.js";
-import { newApiTokenValue } from "../domain/accounts/api-tokens.js";
-import { bootstrapAdmin, hasAdmin } from "../domain/accounts/users.js";
+import { newApiTokenValue } from "../domain/accounts/api-token-auth.js";
+import { bootstrapAdmin, hasAdmin } from "../domain/accounts/first-admin.js";
 import type { Deps } from "../domain/core/context.js";
 import { ConflictError } from "../errors.js";
 

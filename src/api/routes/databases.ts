@@ -1,10 +1,6 @@
 import { z } from "@hono/zod-openapi";
-import {
-  createDatabase,
-  deleteDatabase,
-  getDatabase,
-  listDatabases,
-} from "../../domain/databases/databases.js";
+import { createDatabase } from "../../domain/databases/create-database.js";
+import { deleteDatabase, getDatabase, listDatabases } from "../../domain/databases/databases.js";
 import { FORWARDED_HEADER } from "../forward.js";
 import { callerOrigin } from "../origin.js";
 import { DatabaseParams, OrgParams, optional, PageQuery, PaginationWire } from "../params.js";

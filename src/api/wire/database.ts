@@ -1,5 +1,5 @@
 import { z } from "@hono/zod-openapi";
-import type { Database } from "../../domain/accounts/views.js";
+import type { Database } from "../../domain/databases/views.js";
 
 /**
  * Turso's Database object. The key casing is mixed on purpose (Go's PascalCase for `Name`, `DbId`,

@@ -1,4 +1,4 @@
-import type { ReplicaPort } from "../../domain/core/context.js";
+import type { ReplicaPort } from "../../domain/core/ports.js";
 import type { DataAccess } from "../../domain/data-access/open.js";
 import { bindArguments, type ExecResult, type SqlValue } from "../../engine/connection.js";
 import type { FrameLogs } from "../../engine/frame-logs.js";

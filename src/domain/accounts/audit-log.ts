@@ -1,8 +1,8 @@
 import { InvalidError } from "../../errors.js";
 import { decodeCursor, encodeCursor } from "../../lib/cursor.js";
 import type { AuditLogRow } from "../../store/schema.js";
+import { requireOrgAccess } from "../core/access-tx.js";
 import type { Ctx } from "../core/context.js";
-import { requireOrgAccess } from "../core/roles.js";
 
 export interface AuditEntry {
   id: number;

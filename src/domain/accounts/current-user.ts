@@ -1,7 +1,7 @@
 import { ConflictError, NotFoundError } from "../../errors.js";
 import { audit } from "../core/audit-tx.js";
 import type { Ctx } from "../core/context.js";
-import { DEFAULT_PLAN } from "./organizations.js";
+import { DEFAULT_PLAN } from "../plans/plans.js";
 
 export interface CurrentUser {
   username: string;

@@ -3,11 +3,13 @@ import { hashToken, randomSecret } from "../../lib/secrets.js";
 import { isoTime } from "../../lib/time.js";
 import type { InviteRow } from "../../store/schema.js";
 import type { Repos } from "../../store/store.js";
+import { requireOrgAccess } from "../core/access-tx.js";
 import { audit } from "../core/audit-tx.js";
 import type { Ctx } from "../core/context.js";
 import { checkAccountName, checkEmail } from "../core/names.js";
-import { type Role, requireOrgAccess, requireUnrestricted } from "../core/roles.js";
-import { insertMember, parseAssignableRole } from "./members.js";
+import { type Role, requireUnrestricted } from "../core/roles.js";
+import { insertMember } from "./account-tx.js";
+import { parseAssignableRole } from "./members.js";
 import { type Member, type Organization, toOrganization } from "./views.js";
 
 /**

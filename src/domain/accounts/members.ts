@@ -1,17 +1,12 @@
-import {
-  ConflictError,
-  ForbiddenError,
-  InvalidError,
-  NotFoundError,
-  UniqueViolationError,
-} from "../../errors.js";
+import { ForbiddenError, InvalidError, NotFoundError } from "../../errors.js";
 import { decodeStringCursor, type Page, type PageRequest, pageOf } from "../../lib/cursor.js";
-import { isoTime } from "../../lib/time.js";
 import type { MemberWithUser } from "../../store/members.js";
 import type { Repos } from "../../store/store.js";
+import { requireOrgAccess } from "../core/access-tx.js";
 import { audit } from "../core/audit-tx.js";
 import type { Ctx } from "../core/context.js";
-import { checkTokenAllows, ROLES, type Role, requireOrgAccess } from "../core/roles.js";
+import { checkTokenAllows, ROLES, type Role } from "../core/roles.js";
+import { insertMember } from "./account-tx.js";
 import type { Member } from "./views.js";
 
 /** Roles a member can be added (or invited) with; owners are made by an owner, with a role change. */
@@ -48,34 +43,6 @@ export async function getMember(ctx: Ctx, slug: string, username: string): Promi
     if (!m) throw new NotFoundError("could not find member");
     return toMember(m);
   });
-}
-
-/**
- * Makes a user a member inside the caller's transaction, with its `org-member-add` audit entry;
- * shared by adding a member and accepting an invite.
- */
-export async function insertMember(
-  r: Repos,
-  ctx: Ctx,
-  org: { id: string; slug: string },
-  user: { id: string; username: string; email: string },
-  role: Role,
-  data: Record<string, unknown> = {},
-): Promise<Member> {
-  try {
-    await r.members.insert({ org_id: org.id, user_id: user.id, role, created_at: isoTime(ctx.deps.clock()) });
-  } catch (e) {
-    if (e instanceof UniqueViolationError) {
-      throw new ConflictError(`user ${user.username} is already a member of organization ${org.slug}`);
-    }
-    throw e;
-  }
-  await audit(r, ctx, org.id, "org-member-add", `${user.username} added as ${role}`, {
-    username: user.username,
-    role,
-    ...data,
-  });
-  return { username: user.username, email: user.email, role };
 }
 
 /** Adds an existing user to a team organization; owners and admins only. */

@@ -1,7 +1,7 @@
 import { NotFoundError } from "../../errors.js";
+import { requireOrgAccess } from "../core/access-tx.js";
 import { audit } from "../core/audit-tx.js";
 import type { Ctx } from "../core/context.js";
-import { requireOrgAccess } from "../core/roles.js";
 import { settleBlocking } from "../plans/blocking-tx.js";
 import { type Organization, toOrganization } from "./views.js";
 

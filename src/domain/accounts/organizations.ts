@@ -1,17 +1,16 @@
 import { ConflictError, InvalidError, NotFoundError, UniqueViolationError } from "../../errors.js";
-import { instancesOfOrganization, removeInstances } from "../../hosting/instance-lifecycle.js";
+import { removeInstances } from "../../hosting/instance-lifecycle.js";
 import { decodeStringCursor, type Page, type PageRequest, pageOf } from "../../lib/cursor.js";
 import { newUuid } from "../../lib/ids.js";
 import { isoTime } from "../../lib/time.js";
 import { requireFilesHere } from "../cluster/placement-tx.js";
+import { requireOrgAccess } from "../core/access-tx.js";
 import { audit } from "../core/audit-tx.js";
 import type { Ctx } from "../core/context.js";
+import { instancesOfOrganization } from "../core/instances-tx.js";
 import { checkAccountName, slugify } from "../core/names.js";
-import { requireOrgAccess } from "../core/roles.js";
+import { DEFAULT_PLAN } from "../plans/plans.js";
 import { type Organization, toOrganization } from "./views.js";
-
-/** Plan of a new organization: the one the migration creates, with no quotas. */
-export const DEFAULT_PLAN = "self-hosted";
 
 /**
  * Organizations the caller belongs to, by slug (only the token's own one for an org-scoped token);

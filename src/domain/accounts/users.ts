@@ -1,59 +1,14 @@
-import { ConflictError, InvalidError, NotFoundError, UniqueViolationError } from "../../errors.js";
-import { instancesOfOrganization, removeInstances } from "../../hosting/instance-lifecycle.js";
+import { ConflictError, InvalidError, NotFoundError } from "../../errors.js";
+import { removeInstances } from "../../hosting/instance-lifecycle.js";
 import { decodeStringCursor, type Page, type PageRequest, pageOf } from "../../lib/cursor.js";
-import { newUuid } from "../../lib/ids.js";
-import { isoTime } from "../../lib/time.js";
-import type { Repos } from "../../store/store.js";
 import { requireFilesHere } from "../cluster/placement-tx.js";
 import { audit } from "../core/audit-tx.js";
-import type { Ctx, Deps } from "../core/context.js";
-import { checkAccountName, checkEmail } from "../core/names.js";
+import type { Ctx } from "../core/context.js";
+import { instancesOfOrganization } from "../core/instances-tx.js";
 import { requireInstanceAdmin } from "../core/roles.js";
-import { insertApiToken, type MintedToken } from "./api-tokens.js";
+import { insertAccount, insertApiToken } from "./account-tx.js";
+import type { MintedToken } from "./api-token-auth.js";
 import { toUser, type User } from "./views.js";
-
-interface NewAccount {
-  username: string;
-  email: string;
-  isAdmin: boolean;
-}
-
-/**
- * Creates a user and the personal organization every user has (slug = username, name
- * `personal`, type `personal`), with the user as its owner. Runs inside the caller's transaction.
- */
-async function insertAccount(r: Repos, deps: Deps, a: NewAccount): Promise<{ user: User; orgId: string }> {
-  checkAccountName("username", a.username);
-  checkEmail(a.email);
-  const now = isoTime(deps.clock());
-  const user = {
-    id: newUuid(),
-    username: a.username,
-    email: a.email,
-    is_admin: a.isAdmin ? 1 : 0,
-    created_at: now,
-  };
-  const orgId = newUuid();
-  try {
-    await r.users.insert(user);
-    await r.organizations.insert({
-      id: orgId,
-      slug: a.username,
-      name: "personal",
-      type: "personal",
-      overages: 0,
-      blocked_reads: 0,
-      blocked_writes: 0,
-      created_at: now,
-    });
-  } catch (e) {
-    // Usernames and organization slugs share one namespace (a personal org's slug is the username).
-    if (e instanceof UniqueViolationError) throw new ConflictError(`username ${a.username} is not available`);
-    throw e;
-  }
-  await r.members.insert({ org_id: orgId, user_id: user.id, role: "owner", created_at: now });
-  return { user: toUser(user), orgId };
-}
 
 function requireAdmin(ctx: Ctx): void {
   requireInstanceAdmin(ctx.actor, "manage users");
@@ -142,33 +97,4 @@ export async function deleteUser(ctx: Ctx, username: string): Promise<void> {
     return instances;
   });
   await removeInstances(ctx.deps, removed);
-}
-
-/**
- * First start: when the store has no administrator, creates one with a personal organization and
- * the given API token. Returns false when an administrator already exists (later starts, or another
- * process that bootstrapped first); then nothing changes.
- */
-export async function bootstrapAdmin(
-  deps: Deps,
-  input: { username: string; email: string; token: { id: string; token: string } },
-): Promise<boolean> {
-  return deps.store.write(async (r) => {
-    // Nodes starting at once with different SHOAL_ADMIN_USER values would each see no
-    // administrator and make one: the first start takes a lock the others wait for.
-    await r.users.lockBootstrap();
-    if ((await r.users.countAdmins()) > 0) return false;
-    const { user } = await insertAccount(r, deps, {
-      username: input.username,
-      email: input.email,
-      isAdmin: true,
-    });
-    await insertApiToken(r, deps, user.id, "bootstrap", input.token);
-    return true;
-  });
-}
-
-/** Whether the instance already has an administrator (i.e. this is not a first start). */
-export async function hasAdmin(deps: Deps): Promise<boolean> {
-  return (await deps.store.read((r) => r.users.countAdmins())) > 0;
 }

@@ -1,12 +1,8 @@
-import { ConflictError, NotFoundError, StartError } from "../../errors.js";
+import { StartError } from "../../errors.js";
 import type { Logger } from "../../lib/logger.js";
-import { sha256Hex } from "../../lib/secrets.js";
-import type { SigningKey } from "../../lib/signing-keys.js";
 import { type Clock, isoTime } from "../../lib/time.js";
 import type { Store } from "../../store/store.js";
-import { audit } from "../core/audit-tx.js";
-import type { Ctx, Placement } from "../core/context.js";
-import { requireInstanceAdmin } from "../core/roles.js";
+import type { Placement } from "../core/ports.js";
 
 /** How often a node tells the store it is alive. */
 export const HEARTBEAT_MS = 5_000;
@@ -16,20 +12,7 @@ export const LIVE_WITHIN_MS = 3 * HEARTBEAT_MS;
 /** A start-up refusal: this process can't join the nodes already sharing the store. */
 export class NodeStartError extends StartError {}
 
-/** A node as the instance administrator sees it. */
-export interface NodeInfo {
-  id: string;
-  url: string;
-  version: string;
-  startedAt: string;
-  heartbeatAt: string;
-  stoppedAt: string | null;
-  live: boolean;
-  /** Locations whose database files this node serves. */
-  locations: string[];
-}
-
-function isLive(n: { heartbeat_at: string; stopped_at: string | null }, now: Date): boolean {
+export function isLive(n: { heartbeat_at: string; stopped_at: string | null }, now: Date): boolean {
   return n.stopped_at === null && now.getTime() - Date.parse(n.heartbeat_at) <= LIVE_WITHIN_MS;
 }
 
@@ -134,72 +117,4 @@ export class LocalNode implements Placement {
       this.log.warn({ err: e, node: this.id }, "heartbeat failed; will retry");
     }
   }
-}
-
-/** Fingerprint of a signing key's public half; the private key never leaves the node. */
-export function keyFingerprint(key: SigningKey): string {
-  return sha256Hex(`${key.publicJwk.crv ?? ""}:${key.publicJwk.x ?? ""}`);
-}
-
-/**
- * Every node must sign and check database tokens with the same key, or a token minted through
- * one node is refused by another. The first node records the key's fingerprint; a node whose
- * key differs is refused at start.
- */
-export async function requireSharedKey(
-  store: Store,
-  clock: Clock,
-  purpose: string,
-  key: SigningKey,
-  keyFile: string,
-): Promise<void> {
-  const mine = keyFingerprint(key);
-  const recorded = await store.write((r) => r.nodes.recordKey(purpose, mine, isoTime(clock())));
-  if (recorded === mine) return;
-  throw new NodeStartError(
-    `the ${purpose} signing key in ${keyFile} is not the one the other nodes sharing this store use ` +
-      `(its fingerprint is ${mine.slice(0, 16)}…, the store expects ${recorded.slice(0, 16)}…). ` +
-      "Copy the keys/ folder of a running node into this node's data folder and start it again. " +
-      `(To replace the key everywhere instead, invalidating every database token issued so far, delete the row '${purpose}' from the cluster_keys table and give every node the new key.)`,
-  );
-}
-
-function requireAdmin(ctx: Ctx): void {
-  requireInstanceAdmin(ctx.actor, "manage nodes");
-}
-
-/** `GET /v1/admin/nodes`: every node that has started on the store, live or not, with its locations. */
-export async function listNodes(ctx: Ctx): Promise<NodeInfo[]> {
-  requireAdmin(ctx);
-  const now = ctx.deps.clock();
-  const rows = await ctx.deps.store.read((r) => r.nodes.list());
-  return rows.map((n) => ({
-    id: n.id,
-    url: n.url,
-    version: n.version,
-    startedAt: n.started_at,
-    heartbeatAt: n.heartbeat_at,
-    stoppedAt: n.stopped_at,
-    live: isLive(n, now),
-    locations: n.locations,
-  }));
-}
-
-/**
- * `DELETE /v1/admin/nodes/{id}`: forgets a node that is gone for good; the locations it held
- * become free for the next node that starts. A live node can't be forgotten.
- */
-export async function forgetNode(ctx: Ctx, id: string): Promise<void> {
-  requireAdmin(ctx);
-  await ctx.deps.store.write(async (r) => {
-    const node = await r.nodes.find(id);
-    if (!node) throw new NotFoundError(`node ${id} not found`);
-    if (isLive(node, ctx.deps.clock())) throw new ConflictError(`node ${id} is live; stop it first`);
-    const locations = await r.nodes.locationsOf(id);
-    await r.nodes.delete(id);
-    const own = await r.organizations.findBySlug(ctx.actor.username);
-    if (own) {
-      await audit(r, ctx, own.id, "node-forget", `node ${id} forgotten`, { node: id, locations });
-    }
-  });
 }

@@ -1,5 +1,6 @@
 import { UnavailableError } from "../../errors.js";
-import type { Deps, ReadinessProbe } from "../core/context.js";
+import type { Deps } from "../core/context.js";
+import type { ReadinessProbe } from "../core/ports.js";
 
 /** A probe slower than this counts as failed: a readiness check must answer while the caller waits. */
 const PROBE_TIMEOUT_MS = 2_000;

@@ -1,10 +1,16 @@
-import { NotFoundError } from "../../errors.js";
+import { ForbiddenError, NotFoundError } from "../../errors.js";
 import { echoable } from "../../lib/loggable-path.js";
 import type { DatabaseWithPlacement } from "../../store/databases.js";
-import type { GroupRow } from "../../store/schema.js";
+import type { GroupRow, OrganizationRow } from "../../store/schema.js";
 import type { Repos } from "../../store/store.js";
 import type { Principal } from "./context.js";
-import { type OrgAccess, type OrgAction, requireGroupInScope, requireOrgAccess } from "./roles.js";
+import {
+  checkTokenAllows,
+  type OrgAction,
+  type Role,
+  requireGroupInScope,
+  requireRoleAllows,
+} from "./roles.js";
 
 export const groupNotFound = () => new NotFoundError("group not found");
 export const databaseNotFound = (name: string) =>
@@ -41,4 +47,34 @@ export async function requireDatabase(
   if (!db) throw databaseNotFound(name);
   requireGroupInScope(actor, db.group_id, `of database ${name}`);
   return { ...access, db };
+}
+
+export interface OrgAccess {
+  org: OrganizationRow;
+  role: Role;
+}
+
+/**
+ * Loads an organization by slug and checks that the caller, through this token, may do `action`
+ * there. An unknown organization and one the caller doesn't belong to give the same 403, so names
+ * can't be probed (and the turso CLI reads a 403 on these routes as "not a member").
+ *
+ * Token restrictions come on top of the role: an organization-scoped token acts in its own
+ * organization only; a group-scoped token may only do what its scopes list, and never an
+ * organization-level action. Which group the resource is in is checked by `requireGroupInScope`.
+ */
+export async function requireOrgAccess(
+  r: Repos,
+  actor: Principal,
+  slug: string,
+  action: OrgAction,
+): Promise<OrgAccess> {
+  const org = await r.organizations.findBySlug(slug);
+  const member = org ? await r.members.find(org.id, actor.userId) : undefined;
+  if (!org || !member || (actor.orgId !== null && actor.orgId !== org.id)) {
+    throw new ForbiddenError(`you are not a member of organization ${echoable(slug)}`);
+  }
+  checkTokenAllows(actor, action);
+  requireRoleAllows(member.role, action);
+  return { org, role: member.role };
 }

@@ -1,7 +1,4 @@
 import { ForbiddenError, InvalidError } from "../../errors.js";
-import { echoable } from "../../lib/loggable-path.js";
-import type { OrganizationRow } from "../../store/schema.js";
-import type { Repos } from "../../store/store.js";
 import type { Principal } from "./context.js";
 
 export type Role = "owner" | "admin" | "member" | "viewer";
@@ -90,36 +87,11 @@ const DENIED: Partial<Record<OrgAction, string>> = {
   "org:delete": "only the organization owner can do this",
 };
 
-export interface OrgAccess {
-  org: OrganizationRow;
-  role: Role;
-}
-
-/**
- * Loads an organization by slug and checks that the caller, through this token, may do `action`
- * there. An unknown organization and one the caller doesn't belong to give the same 403, so names
- * can't be probed (and the turso CLI reads a 403 on these routes as "not a member").
- *
- * Token restrictions come on top of the role: an organization-scoped token acts in its own
- * organization only; a group-scoped token may only do what its scopes list, and never an
- * organization-level action. Which group the resource is in is checked by `requireGroupInScope`.
- */
-export async function requireOrgAccess(
-  r: Repos,
-  actor: Principal,
-  slug: string,
-  action: OrgAction,
-): Promise<OrgAccess> {
-  const org = await r.organizations.findBySlug(slug);
-  const member = org ? await r.members.find(org.id, actor.userId) : undefined;
-  if (!org || !member || (actor.orgId !== null && actor.orgId !== org.id)) {
-    throw new ForbiddenError(`you are not a member of organization ${echoable(slug)}`);
+/** Refuses an action the member's role doesn't allow, saying who may do it. */
+export function requireRoleAllows(role: Role, action: OrgAction): void {
+  if (!ALLOWED[action].includes(role)) {
+    throw new ForbiddenError(DENIED[action] ?? `your role (${role}) does not allow ${action}`);
   }
-  checkTokenAllows(actor, action);
-  if (!ALLOWED[action].includes(member.role)) {
-    throw new ForbiddenError(DENIED[action] ?? `your role (${member.role}) does not allow ${action}`);
-  }
-  return { org, role: member.role };
 }
 
 /** Whether a token's restrictions allow an action, whatever the user's role. */

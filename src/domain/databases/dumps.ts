@@ -1,8 +1,8 @@
 import { DumpTooLargeError } from "../../engine/dump-files.js";
 import { InvalidError, LimitExceededError } from "../../errors.js";
+import { requireOrgAccess } from "../core/access-tx.js";
 import { audit } from "../core/audit-tx.js";
 import type { Ctx } from "../core/context.js";
-import { requireOrgAccess } from "../core/roles.js";
 
 /** Largest SQL dump accepted (it is read whole when it seeds a database). */
 export const MAX_DUMP_BYTES = 256 * 1024 ** 2;

@@ -5,15 +5,20 @@ import { isoTime } from "../../lib/time.js";
 import type { DatabaseWithPlacement } from "../../store/databases.js";
 import type { GroupRow, OrganizationRow } from "../../store/schema.js";
 import type { Repos } from "../../store/store.js";
-import { type Database, type Group, toDatabase, toGroup } from "../accounts/views.js";
 import { requireFilesHere } from "../cluster/placement-tx.js";
-import { databaseNotFound, groupNotFound, requireDatabase, requireGroup } from "../core/access-tx.js";
+import {
+  databaseNotFound,
+  groupNotFound,
+  requireDatabase,
+  requireGroup,
+  requireOrgAccess,
+} from "../core/access-tx.js";
 import { audit } from "../core/audit-tx.js";
 import type { Ctx } from "../core/context.js";
 import { checkDatabaseName } from "../core/names.js";
-import { requireOrgAccess } from "../core/roles.js";
-import { statusOf } from "../groups/groups.js";
+import { type Group, statusOf, toGroup } from "../groups/views.js";
 import { requireQuota } from "../plans/quota-tx.js";
+import { type Database, toDatabase } from "./views.js";
 
 /**
  * Moving groups and databases to another organization. Files are named by location and database

@@ -1,12 +1,11 @@
 import { ConflictError, UniqueViolationError } from "../../errors.js";
 import type { GroupRow } from "../../store/schema.js";
 import type { Repos } from "../../store/store.js";
-import { type Group, toGroup } from "../accounts/views.js";
 import { requireGroup } from "../core/access-tx.js";
 import { audit } from "../core/audit-tx.js";
 import type { Ctx } from "../core/context.js";
 import { checkGroupName } from "../core/names.js";
-import { statusOf } from "./groups.js";
+import { type Group, statusOf, toGroup } from "./views.js";
 
 export interface GroupConfiguration {
   deleteProtection: boolean;

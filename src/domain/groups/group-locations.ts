@@ -1,12 +1,13 @@
 import { InvalidError, UnavailableError } from "../../errors.js";
-import { buildReplicas, type InstanceRef, removeInstances } from "../../hosting/instance-lifecycle.js";
+import { buildReplicas, removeInstances } from "../../hosting/instance-lifecycle.js";
 import { isoTime } from "../../lib/time.js";
-import { type Group, toGroup } from "../accounts/views.js";
 import { requireFilesHere } from "../cluster/placement-tx.js";
 import { requireGroup } from "../core/access-tx.js";
 import { audit } from "../core/audit-tx.js";
 import type { Ctx, Deps } from "../core/context.js";
+import type { InstanceRef } from "../core/ports.js";
 import { requireLocationQuota } from "../plans/quota-tx.js";
+import { type Group, toGroup } from "./views.js";
 
 /** A location change asked for through the legacy instance routes, on behalf of one database. */
 export interface ViaDatabase {

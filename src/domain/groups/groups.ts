@@ -1,33 +1,23 @@
 import { ConflictError, InvalidError, UniqueViolationError } from "../../errors.js";
-import { instancesOfGroup, removeInstances } from "../../hosting/instance-lifecycle.js";
+import { removeInstances } from "../../hosting/instance-lifecycle.js";
 import { decodeStringCursor, type Page, type PageRequest, pageOf } from "../../lib/cursor.js";
 import { newUuid } from "../../lib/ids.js";
 import { isoTime } from "../../lib/time.js";
 import type { Repos } from "../../store/store.js";
-import { type Group, toGroup } from "../accounts/views.js";
 import { requireFilesHere } from "../cluster/placement-tx.js";
-import { groupNotFound, requireGroup } from "../core/access-tx.js";
+import { groupNotFound, requireGroup, requireOrgAccess } from "../core/access-tx.js";
 import { audit } from "../core/audit-tx.js";
 import type { Ctx, Deps } from "../core/context.js";
+import { instancesOfGroup } from "../core/instances-tx.js";
 import { checkGroupName } from "../core/names.js";
-import { requireOrgAccess } from "../core/roles.js";
 import { requireLocationQuota, requireQuota } from "../plans/quota-tx.js";
+import { type Group, statusOf, toGroup } from "./views.js";
 
 /** Loads a group by name within an organization, with its locations. */
-export async function loadGroup(
-  r: Repos,
-  orgId: string,
-  name: string,
-  deps?: Deps,
-): Promise<Group | undefined> {
+async function loadGroup(r: Repos, orgId: string, name: string, deps?: Deps): Promise<Group | undefined> {
   const row = await r.groups.findByName(orgId, name);
   if (!row) return undefined;
   return toGroup(row, (await r.groups.locationsOf([row.id])).get(row.id) ?? [], statusOf(deps));
-}
-
-/** How a group reports its locations: the replication layer knows whether each one is serving. */
-export function statusOf(deps: Deps | undefined): (location: string) => "up" | "down" {
-  return (l) => deps?.replicas.status(l) ?? "up";
 }
 
 /** Creates a group whose primary location is `location` (the catalogue's first when omitted). */

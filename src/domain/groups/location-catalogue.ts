@@ -1,7 +1,5 @@
 import type { LocationDef } from "../../config.js";
 import { InvalidError, NotFoundError } from "../../errors.js";
-import type { Ctx } from "../core/context.js";
-import { requireOrgAccess } from "../core/roles.js";
 
 /**
  * The platform a location is listed under in the turso CLI's `db locations` (Turso groups its
@@ -82,13 +80,4 @@ export class LocationCatalogue {
       .map(({ l }) => l);
     return { location, closest };
   }
-}
-
-/** `GET /v2/organizations/{org}/locations`: the catalogue by platform, for members of the organization. */
-export async function listLocationsByPlatform(
-  ctx: Ctx,
-  slug: string,
-): Promise<Record<string, Record<string, string>>> {
-  await ctx.deps.store.read((r) => requireOrgAccess(r, ctx.actor, slug, "read"));
-  return ctx.deps.catalogue.byPlatform();
 }

@@ -2,10 +2,11 @@ import { ForbiddenError } from "../../errors.js";
 import { derivedUuid } from "../../lib/ids.js";
 import type { OrganizationRow } from "../../store/schema.js";
 import type { Repos } from "../../store/store.js";
+import { requireOrgAccess } from "../core/access-tx.js";
 import type { Ctx } from "../core/context.js";
-import { requireOrgAccess } from "../core/roles.js";
-import { currentPeriod, storageOf } from "./blocking-tx.js";
-import { type Quotas, toPlan } from "./plans.js";
+import { storageOf } from "./blocking-tx.js";
+import { currentPeriod } from "./period.js";
+import { type Quotas, toPlan } from "./views.js";
 
 export interface UsageAmounts {
   rowsRead: number;

@@ -3,6 +3,7 @@ import type { OrganizationRow } from "../../store/schema.js";
 import type { Repos } from "../../store/store.js";
 import { audit } from "../core/audit-tx.js";
 import type { Ctx, Deps } from "../core/context.js";
+import { currentPeriod } from "./period.js";
 
 /** Audit code of a block set or lifted by the plan's quotas (Turso has none for this). */
 export const BLOCK_AUDIT_CODE = "org-quota-block";
@@ -12,22 +13,6 @@ export const BLOCK_AUDIT_CODE = "org-quota-block";
  * can't appear in a username, so it can't be mistaken for one.
  */
 const SYSTEM_AUTHOR = "shoal:usage";
-
-/** A calendar month (UTC) up to a day in it: usage is counted per UTC day. */
-export interface Period {
-  /** `YYYY-MM`. */
-  month: string;
-  /** The month's first day, `YYYY-MM-01`. */
-  fromDay: string;
-  /** The day `now` falls on. */
-  toDay: string;
-}
-
-export function currentPeriod(now: Date): Period {
-  const day = now.toISOString().slice(0, 10);
-  const month = day.slice(0, 7);
-  return { month, fromDay: `${month}-01`, toDay: day };
-}
 
 /** What an organization's plan says about its usage this month. */
 export interface Verdict {
@@ -124,54 +109,4 @@ export async function settleBlocking(
     });
   }
   return true;
-}
-
-/**
- * Judges plan quotas after each usage flush: the organizations whose counts the flush stored, at
- * once; and every blocked organization (a block ends when a new month starts, or when deleting a
- * database brings storage under the quota, without any new usage) at once when the month changes
- * and otherwise every `sweepMs`. Organizations whose plan meters nothing, or with overages on, are
- * skipped unless blocked.
- */
-export class QuotaJudge {
-  private lastSweep = Number.NEGATIVE_INFINITY;
-  private lastMonth = "";
-
-  constructor(
-    private readonly deps: Deps,
-    private readonly sweepMs: number,
-  ) {}
-
-  async afterFlush(touched: ReadonlySet<string>): Promise<void> {
-    const { deps } = this;
-    const now = deps.clock();
-    const month = currentPeriod(now).month;
-    const sweep = month !== this.lastMonth || now.getTime() - this.lastSweep >= this.sweepMs;
-    if (sweep) {
-      this.lastSweep = now.getTime();
-      this.lastMonth = month;
-    }
-    if (touched.size === 0 && !sweep) return;
-    const candidates = await deps.store.read((r) => r.plans.meteredOrganizations([...touched], sweep));
-    let changed = false;
-    try {
-      for (const o of candidates) {
-        const blocked = o.blocked_reads === 1 || o.blocked_writes === 1;
-        const metered =
-          o.overages === 0 && (o.rows_read !== null || o.rows_written !== null || o.storage_bytes !== null);
-        if (!blocked && !metered) continue;
-        try {
-          // Judged without a lock first: most flushes change nothing, and a write transaction per
-          // organization each time would compete with the API's writes.
-          const v = await deps.store.read((r) => judge(r, deps, o));
-          if (v.reads === (o.blocked_reads === 1) && v.writes === (o.blocked_writes === 1)) continue;
-          if (await deps.store.write((r) => settleBlocking(r, deps, o.id))) changed = true;
-        } catch (e) {
-          deps.log.error({ err: e, orgId: o.id }, "could not judge an organization's quotas; will retry");
-        }
-      }
-    } finally {
-      if (changed) deps.directory.invalidate();
-    }
-  }
 }

@@ -2,68 +2,15 @@ import { ConflictError, InvalidError, NotFoundError, UniqueViolationError } from
 import { isoTime } from "../../lib/time.js";
 import type { PlanRow, PlansTable } from "../../store/schema.js";
 import type { Repos } from "../../store/store.js";
-import { DEFAULT_PLAN } from "../accounts/organizations.js";
+import { requireOrgAccess } from "../core/access-tx.js";
 import { audit } from "../core/audit-tx.js";
 import type { Ctx } from "../core/context.js";
-import { requireInstanceAdmin, requireOrgAccess } from "../core/roles.js";
+import { requireInstanceAdmin } from "../core/roles.js";
 import { settleBlocking } from "./blocking-tx.js";
-
-/** What a plan allows; null is unlimited. */
-export interface Quotas {
-  rowsRead: number | null;
-  rowsWritten: number | null;
-  storageBytes: number | null;
-  databases: number | null;
-  groups: number | null;
-  locations: number | null;
-  bytesSynced: number | null;
-}
-
-export interface Plan {
-  name: string;
-  /** Monthly price, a decimal string such as `29` or `4.99`; Shoal takes no payments. */
-  price: string;
-  quotas: Quotas;
-  createdAt: string;
-}
-
-export interface Subscription {
-  plan: string;
-  overages: boolean;
-  /** Plans are monthly: quotas reset on the first day of each calendar month (UTC). */
-  timeline: "monthly";
-}
-
-const COLUMN: Record<keyof Quotas, keyof PlansTable> = {
-  rowsRead: "rows_read",
-  rowsWritten: "rows_written",
-  storageBytes: "storage_bytes",
-  databases: "databases",
-  groups: "groups",
-  locations: "locations",
-  bytesSynced: "bytes_synced",
-};
+import { COLUMN, type Plan, type Quotas, type Subscription, toPlan } from "./views.js";
 
 const PLAN_NAME = /^[a-z0-9](?:[a-z0-9-]{0,62}[a-z0-9])?$/;
 const PRICE = /^\d{1,12}(?:\.\d{1,2})?$/;
-
-export function toPlan(r: PlanRow): Plan {
-  const q = (v: number | null) => (v === null ? null : Number(v));
-  return {
-    name: r.name,
-    price: r.price,
-    quotas: {
-      rowsRead: q(r.rows_read),
-      rowsWritten: q(r.rows_written),
-      storageBytes: q(r.storage_bytes),
-      databases: q(r.databases),
-      groups: q(r.groups),
-      locations: q(r.locations),
-      bytesSynced: q(r.bytes_synced),
-    },
-    createdAt: r.created_at,
-  };
-}
 
 function requireAdmin(ctx: Ctx, what: string): void {
   requireInstanceAdmin(ctx.actor, what);
@@ -237,3 +184,6 @@ export async function setOrganizationPlan(ctx: Ctx, slug: string, planName: stri
   if (changed) ctx.deps.directory.invalidate();
   return sub;
 }
+
+/** Plan of a new organization: the one the migration creates, with no quotas. */
+export const DEFAULT_PLAN = "self-hosted";

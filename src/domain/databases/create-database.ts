@@ -1,0 +1,248 @@
+import {
+  ConflictError,
+  InvalidError,
+  NotFoundError,
+  UnavailableError,
+  UniqueViolationError,
+} from "../../errors.js";
+import { buildContent } from "../../hosting/content-builder.js";
+import { buildReplicas } from "../../hosting/instance-lifecycle.js";
+import { schemaQueue } from "../../hosting/schema-propagation.js";
+import { newUuid } from "../../lib/ids.js";
+import { isoTime } from "../../lib/time.js";
+import type { GroupRow, OrganizationRow } from "../../store/schema.js";
+import type { Repos } from "../../store/store.js";
+import { requireFilesHere } from "../cluster/placement-tx.js";
+import { requireOrgAccess } from "../core/access-tx.js";
+import { audit } from "../core/audit-tx.js";
+import type { Ctx } from "../core/context.js";
+import { checkDatabaseName, parseSizeLimit } from "../core/names.js";
+import { requireGroupInScope } from "../core/roles.js";
+import { requireQuota } from "../plans/quota-tx.js";
+import type { BuiltContent, ContentPlan, Seed } from "./ports.js";
+import { dumpIdFromUrl, parseSeed, requireSeedSource } from "./seeds.js";
+import { type Database, toDatabase } from "./views.js";
+
+export interface CreateDatabaseInput {
+  name: string;
+  /** Group to create the database in; Turso's older clients omit it and mean `default`. */
+  group?: string;
+  /** The turso CLI always sends one (possibly empty); when set it must be a location of the group. */
+  location?: string;
+  sizeLimit?: string;
+  /** The request's `seed` object, checked here (see seeds.ts). */
+  seed?: unknown;
+  /** Whether other databases may follow this one's schema. */
+  isSchema?: boolean;
+  /** Name of the schema database this one follows. */
+  schema?: string;
+  /** Host the request was sent to: a dump URL must point to this same server. */
+  host?: string;
+}
+
+interface Destination {
+  org: OrganizationRow;
+  group: GroupRow;
+  locations: string[];
+}
+
+/**
+ * Core operation 1. The new database's file is built first (empty, or from its seed), then its
+ * row is committed in one transaction with the audit entry; if the row can't be committed the file
+ * is removed, so a create either happens whole or leaves nothing, whatever the seed. Everything
+ * that can be checked without the content (rights, name, group, quota, the seed's source) is
+ * checked before building, so a create that can't happen costs nothing. Once committed, a replica
+ * is built in every other location of the group (it copies the primary through the sync protocol,
+ * which needs the committed row); a replica that can't be built now is logged and built by the
+ * next reconciliation, while the database serves.
+ */
+export async function createDatabase(ctx: Ctx, slug: string, input: CreateDatabaseInput): Promise<Database> {
+  const sizeLimit = input.sizeLimit?.trim().toLowerCase() || null;
+  const maxBytes = sizeLimit === null ? 0 : parseSizeLimit(sizeLimit);
+  const seed = input.seed === undefined || input.seed === null ? undefined : parseSeed(input.seed);
+  if (input.isSchema && input.schema) {
+    throw new InvalidError(
+      "is_schema and schema can't both be set: a database is either a schema database or follows one",
+    );
+  }
+  if (input.schema && seed) {
+    throw new InvalidError(
+      "a database following a schema database gets its schema from it: it can't have a seed too",
+    );
+  }
+  const { deps } = ctx;
+  const plan = await deps.store.read(async (r) => {
+    const placed = await place(r, ctx, slug, input);
+    await requireQuota(r, placed.org, "databases");
+    return { placed, content: await planContent(r, ctx, placed.org, input, seed) };
+  });
+  const id = newUuid();
+  const location = plan.placed.group.primary_location;
+  const create = async () => {
+    const built = await buildContent(deps, location, id, plan.content, maxBytes);
+    try {
+      return await commitCreate(ctx, slug, input, { id, sizeLimit, seed, built });
+    } catch (e) {
+      deps.files.remove(location, id);
+      throw e;
+    }
+  };
+  // A child is created in its schema database's queue: no schema change can slip in between.
+  const parent = plan.content.schemaParent;
+  const created = parent ? await schemaQueue(deps).run(parent.id, create) : await create();
+  if (plan.content.dumpId) deps.dumps.remove(plan.content.dumpId);
+  for (const l of created.locations) {
+    if (l === created.primaryLocation) continue;
+    await buildReplicas(deps, [created.id], l).catch((e: unknown) =>
+      deps.log.error(
+        { err: e, dbId: created.id, location: l },
+        "could not build a replica; reconciliation will retry",
+      ),
+    );
+  }
+  return created;
+}
+
+/** The organization and group a new database goes to, once the caller may create it there. */
+async function place(r: Repos, ctx: Ctx, slug: string, input: CreateDatabaseInput): Promise<Destination> {
+  const { org } = await requireOrgAccess(r, ctx.actor, slug, "db:create");
+  checkDatabaseName(input.name, org.slug);
+  const group = await r.groups.findByName(org.id, input.group || "default");
+  if (!group) throw new InvalidError("group not found");
+  requireGroupInScope(ctx.actor, group.id, group.name);
+  const locations = (await r.groups.locationsOf([group.id])).get(group.id) ?? [];
+  if (input.location && !locations.includes(input.location)) {
+    throw new InvalidError(`location ${input.location} is not part of group ${group.name}`);
+  }
+  if (await r.databases.findByName(org.id, input.name)) {
+    throw new ConflictError(`database with name ${input.name} already exists`);
+  }
+  await requireFilesHere(r, ctx.deps, locations);
+  return { org, group, locations };
+}
+
+/** Resolves what a seed or a schema refers to, all within the caller's organization and reach. */
+async function planContent(
+  r: Repos,
+  ctx: Ctx,
+  org: OrganizationRow,
+  input: CreateDatabaseInput,
+  seed: Seed | undefined,
+): Promise<ContentPlan> {
+  const { deps } = ctx;
+  if (seed?.type === "database") {
+    const source = await r.databases.findByName(org.id, seed.source);
+    return { seed, source: requireSeedSource(deps, source, seed.source, ctx.actor.groupId) };
+  }
+  if (seed?.type === "dump") {
+    const dumpId = dumpIdFromUrl(seed.url, org.slug, input.host);
+    if (deps.dumps.find(dumpId)?.orgId !== org.id) {
+      throw new InvalidError(
+        "seed.url names a dump that doesn't exist or has expired (a dump is kept 24 hours, until a database is created from it): upload it again",
+      );
+    }
+    return { seed, dumpId };
+  }
+  if (input.schema) {
+    const parent = await r.databases.findByName(org.id, input.schema);
+    if (!parent || (ctx.actor.groupId !== null && parent.group_id !== ctx.actor.groupId)) {
+      throw new NotFoundError(`could not find database with name ${input.schema}: record not found`);
+    }
+    if (parent.awaiting_upload !== 0) {
+      throw new InvalidError(
+        `schema database ${input.schema} has no schema yet: it is waiting for an upload`,
+      );
+    }
+    if (parent.is_schema !== 1) {
+      throw new InvalidError(
+        `database ${input.schema} is not a schema database: create it with is_schema true to share its schema`,
+      );
+    }
+    if (!deps.files.exists(parent.primary_location, parent.id)) {
+      throw new UnavailableError(
+        `the primary of schema database ${input.schema} is not served by this node; send the request to the node holding location ${parent.primary_location}`,
+      );
+    }
+    return { seed, schemaParent: parent };
+  }
+  return { seed };
+}
+
+/** Commits the row of a database whose file is built, with its audit entry. */
+async function commitCreate(
+  ctx: Ctx,
+  slug: string,
+  input: CreateDatabaseInput,
+  made: { id: string; sizeLimit: string | null; seed: Seed | undefined; built: BuiltContent },
+): Promise<Database> {
+  const { deps } = ctx;
+  const { built } = made;
+  return deps.store.write(async (r) => {
+    const { org, group } = await place(r, ctx, slug, input);
+    // The insert bumps the organization's count (a trigger): take its row before the group's,
+    // the order every transaction locks them in.
+    await r.organizations.lockAll([org.id]);
+    await requireQuota(r, org, "databases");
+    await r.groups.lock(group.id);
+    if (built.schemaId) {
+      // The schema database may have been deleted while this one was built; locked, it can't be
+      // deleted until this child is committed (its deletion then sees the child and refuses).
+      await r.databases.lock(built.schemaId);
+      if (!(await r.databases.findById(built.schemaId))) {
+        throw new NotFoundError(
+          `schema database ${input.schema} was deleted while this database was created`,
+        );
+      }
+    }
+    // Read again under the lock: a location added meanwhile must get this database's replica too.
+    const locations = (await r.groups.locationsOf([group.id])).get(group.id) ?? [];
+    const row = {
+      id: made.id,
+      org_id: org.id,
+      group_id: group.id,
+      name: input.name,
+      size_limit: made.sizeLimit,
+      block_reads: 0,
+      block_writes: 0,
+      allow_attach: 0,
+      delete_protection: 0,
+      created_at: isoTime(deps.clock()),
+      hostname_label: `${input.name}-${org.slug}`,
+      token_generation: 0,
+      parent_id: built.parentId ?? null,
+      branched_at: built.branchedAt ?? null,
+      is_schema: input.isSchema ? 1 : 0,
+      schema_id: built.schemaId ?? null,
+      schema_seq: built.schemaSeq ?? 0,
+      awaiting_upload: built.awaitingUpload ? 1 : 0,
+    };
+    try {
+      await r.databases.insert(row);
+    } catch (e) {
+      if (!(e instanceof UniqueViolationError)) throw e;
+      if (await r.databases.findByName(org.id, input.name)) {
+        throw new ConflictError(`database with name ${input.name} already exists`);
+      }
+      // Another organization's database has the same hostname (`a-b` + `c` vs `a` + `b-c`).
+      throw new ConflictError(
+        `database name ${input.name} is not available: the hostname ${row.hostname_label}.${deps.dbDomain} is taken`,
+      );
+    }
+    const seeded = made.seed ? seedSummary(made.seed) : {};
+    await audit(r, ctx, org.id, "db-create", `database ${input.name} created in group ${group.name}`, {
+      database: input.name,
+      group: group.name,
+      ...seeded,
+      ...(input.isSchema ? { is_schema: true } : {}),
+      ...(input.schema ? { schema: input.schema } : {}),
+    });
+    const created = await r.databases.findById(made.id);
+    return toDatabase(created!, locations, deps.dbDomain);
+  });
+}
+
+function seedSummary(seed: Seed): Record<string, unknown> {
+  if (seed.type !== "database") return { seed: { type: seed.type } };
+  const at = seed.at === undefined ? {} : { timestamp: new Date(seed.at).toISOString() };
+  return { seed: { type: seed.type, name: seed.source, ...at } };
+}

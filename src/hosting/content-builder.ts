@@ -1,0 +1,179 @@
+import { mkdirSync } from "node:fs";
+import path from "node:path";
+import type { Deps } from "../domain/core/context.js";
+import type { BuiltContent, ContentPlan, SeedFacts } from "../domain/databases/ports.js";
+import type { EngineConnection } from "../engine/connection.js";
+import { DumpError, importDump } from "../engine/dump-import.js";
+import { flushClosing } from "../engine/handle-release.js";
+import { restoreAsOf } from "../engine/point-in-time.js";
+import { createWithSchema, readSchema } from "../engine/schema-copy.js";
+import { DatabaseFileError, fileBytes, finishDatabaseFile, snapshotInto } from "../engine/snapshot.js";
+import { damagedMessage, isDamaged } from "../engine/sqlite-errors.js";
+import { ConflictError, InvalidError, NotFoundError } from "../errors.js";
+import type { DatabaseWithPlacement } from "../store/databases.js";
+import { schemaJournal } from "./schema-propagation.js";
+
+/**
+ * Writes a copy of `source` into `dest`: its current committed state (a consistent snapshot taken
+ * while writes go on), or its state at `at` rebuilt from its replication history.
+ */
+export function copyDatabase(
+  deps: Deps,
+  source: DatabaseWithPlacement,
+  dest: string,
+  at: number | undefined,
+): SeedFacts {
+  const file = deps.files.path(source.primary_location, source.id);
+  const now = deps.clock().getTime();
+  if (at === undefined) {
+    try {
+      const conn = deps.pool.checkout(file);
+      try {
+        snapshotInto(conn, dest);
+      } finally {
+        deps.pool.checkin(conn);
+      }
+    } catch (e) {
+      if (isDamaged(e))
+        throw new ConflictError(`database ${source.name} can't be copied: ${damagedMessage(e)}`);
+      if (e instanceof DatabaseFileError)
+        throw new ConflictError(`database ${source.name} can't be copied: ${e.message}`);
+      throw e;
+    }
+    return { parentId: source.id, branchedAt: new Date(now).toISOString() };
+  }
+  // A connection stays open meanwhile, so SQLite can't checkpoint the WAL being read on a close.
+  // A file SQLite can't open is damaged; nothing can checkpoint it, and its history may still
+  // rebuild the past (that is how such a database is recovered).
+  let conn: EngineConnection | undefined;
+  try {
+    conn = deps.pool.checkout(file);
+  } catch (e) {
+    if (!isDamaged(e)) throw e;
+  }
+  let outcome: ReturnType<typeof restoreAsOf>;
+  try {
+    outcome = restoreAsOf(deps.frameLogs.get(file), at, dest, {
+      createdAt: Date.parse(source.created_at),
+      now,
+    });
+  } catch (e) {
+    if (e instanceof DatabaseFileError)
+      throw new InvalidError(`the restored database is damaged: ${e.message}`);
+    throw e;
+  } finally {
+    if (conn) deps.pool.checkin(conn);
+  }
+  if (outcome.kind === "future") {
+    throw new InvalidError(
+      `seed.timestamp ${new Date(at).toISOString()} is in the future (the server's time is ${new Date(outcome.now).toISOString()})`,
+    );
+  }
+  if (outcome.kind === "before-history") {
+    throw new InvalidError(
+      `seed.timestamp ${new Date(at).toISOString()} is older than the history of database ${source.name}: it goes back to ${new Date(outcome.earliest).toISOString()}`,
+    );
+  }
+  return { parentId: source.id, branchedAt: new Date(at).toISOString() };
+}
+
+/** Loads an uploaded dump into `dest`; a dump that fails leaves no file. */
+export function loadDump(deps: Deps, dumpId: string, dest: string, maxBytes: number): void {
+  let text: string;
+  try {
+    text = deps.dumps.text(dumpId);
+  } catch (e) {
+    // Used by another create that finished first, or expired since it was checked.
+    if ((e as NodeJS.ErrnoException).code === "ENOENT") {
+      throw new InvalidError(
+        "seed.url names a dump that doesn't exist any more: it was used or expired; upload it again",
+      );
+    }
+    throw e;
+  }
+  try {
+    importDump(text, dest, maxBytes > 0 ? Math.floor(maxBytes / 4096) : 0);
+  } catch (e) {
+    if (e instanceof DumpError) throw new InvalidError(`the dump could not be loaded: ${e.message}`);
+    throw e;
+  }
+}
+
+/**
+ * Builds a new database's primary file at `dest` (which must not exist) from its plan: empty, a
+ * copy, a dump, an empty file waiting for an upload, or a schema database's schema. Connections
+ * opened here are closed before it returns, and on failure nothing is left at `dest`.
+ */
+export async function buildContent(
+  deps: Deps,
+  location: string,
+  id: string,
+  plan: ContentPlan,
+  maxBytes: number,
+): Promise<BuiltContent> {
+  const dest = deps.files.path(location, id);
+  mkdirSync(path.dirname(dest), { recursive: true });
+  try {
+    const built = await build(deps, location, id, plan, dest, maxBytes);
+    await flushClosing();
+    const bytes = fileBytes(dest);
+    if (maxBytes > 0 && bytes > maxBytes) {
+      throw new InvalidError(
+        `the seed makes a database of ${bytes} bytes, more than its size_limit of ${maxBytes} bytes`,
+      );
+    }
+    return built;
+  } catch (e) {
+    await flushClosing();
+    deps.files.remove(location, id);
+    throw e;
+  }
+}
+
+async function build(
+  deps: Deps,
+  location: string,
+  id: string,
+  plan: ContentPlan,
+  dest: string,
+  maxBytes: number,
+): Promise<BuiltContent> {
+  const { seed } = plan;
+  if (plan.schemaParent) {
+    const parent = plan.schemaParent;
+    // The journal position first: a change committed meanwhile is in the schema copied, or after it.
+    const schemaSeq = schemaJournal(deps, parent).lastSeq();
+    const conn = deps.pool.checkout(deps.files.path(parent.primary_location, parent.id));
+    let objects: ReturnType<typeof readSchema>;
+    try {
+      objects = readSchema(conn);
+    } finally {
+      deps.pool.checkin(conn);
+    }
+    createWithSchema(dest, objects);
+    // That connection must be closed before the file changes journal mode.
+    await flushClosing();
+    finishDatabaseFile(dest);
+    return { schemaId: parent.id, schemaSeq };
+  }
+  if (seed?.type === "database") {
+    const source = plan.source!;
+    try {
+      return copyDatabase(deps, source, dest, seed.at);
+    } catch (e) {
+      // Deleted between the checks and the copy: as if it had never been there.
+      if (!deps.files.exists(source.primary_location, source.id)) {
+        throw new NotFoundError(
+          `could not find database with name ${source.name}: it was deleted while being copied`,
+        );
+      }
+      throw e;
+    }
+  }
+  if (seed?.type === "dump") {
+    loadDump(deps, plan.dumpId!, dest, maxBytes);
+    return {};
+  }
+  deps.files.create(location, id);
+  return seed?.type === "database_upload" ? { awaitingUpload: true } : {};
+}
