@@ -10,20 +10,18 @@ import { createDataPlane, type DataPlane } from "./dataplane/data-plane.js";
 import { routeRequest } from "./dataplane/routing.js";
 import type { LocalNode } from "./domain/cluster/local-node.js";
 import { requireSharedKey } from "./domain/cluster/shared-key.js";
-import type { Deps } from "./domain/core/context.js";
 import { QuotaJudge } from "./domain/plans/quota-judge.js";
 import { StartError } from "./errors.js";
 import { type PendingReconcile, reconcileBeforeServing, reconcileWhileServing } from "./hosting/reconcile.js";
-import { resumeSchemaPropagation } from "./hosting/schema-propagation.js";
 import { createLogger, type Logger } from "./lib/logger.js";
 import { systemClock } from "./lib/time.js";
 import type { ReplicationManager } from "./replication/manager.js";
 import { parseArguments, usage } from "./start/command-line.js";
 import { prepareDataFolder } from "./start/data-folder.js";
-import { type Wired, wireDeps } from "./start/deps.js";
 import { bootstrap } from "./start/first-start.js";
 import { listen } from "./start/listener.js";
 import { answersHealth } from "./start/node-identity.js";
+import { type Parts, type Wiring, wire } from "./start/wiring.js";
 import { openPostgresStore } from "./store/postgres.js";
 import { openSqliteStore } from "./store/sqlite.js";
 import type { Store } from "./store/store.js";
@@ -35,7 +33,7 @@ export interface Shoal {
   /** Base URL of the HTTP server, e.g. `http://127.0.0.1:8080`. */
   url: string;
   port: number;
-  deps: Deps;
+  deps: Parts;
   dataPlane: DataPlane;
   replication: ReplicationManager;
   /** This process among the nodes sharing the store, with the locations it holds. */
@@ -112,13 +110,13 @@ async function wireAndBootstrap(
   opts: StartOptions,
   log: Logger,
   store: Store,
-): Promise<Wired> {
+): Promise<Wiring> {
   try {
-    const wired = await wireDeps(config, store, log);
+    const wired = await wire(config, store, log);
     // Database tokens are signature-checked: a node with another key would refuse other nodes' tokens.
     const keyFile = path.join(config.dataDir, "keys", "db-tokens.jwk");
-    await requireSharedKey(store, systemClock, "db-tokens", wired.deps.dbTokenKey, keyFile);
-    await bootstrap(config, wired.deps, opts.announce ?? ((t) => process.stdout.write(t)));
+    await requireSharedKey(store, systemClock, "db-tokens", wired.parts.dbTokenKey, keyFile);
+    await bootstrap(config, wired.parts, opts.announce ?? ((t) => process.stdout.write(t)));
     return wired;
   } catch (e) {
     await store.close();
@@ -130,13 +128,14 @@ async function wireAndBootstrap(
 async function serveOn(
   config: Config,
   log: Logger,
-  wired: Wired,
+  wired: Wiring,
   server: Server,
   startedAt: number,
   consoleDir: string,
   serve: (h: Handlers) => void,
 ): Promise<Shoal> {
-  const { deps, replication, node } = wired;
+  const { parts: deps } = wired;
+  const { replicas: replication, placement: node } = deps;
   const api = createApp(deps, {
     rateLimit: { limit: config.rateLimit, windowSeconds: config.rateLimitWindowSeconds },
     consoleDir,
@@ -177,7 +176,7 @@ async function serveOn(
   // Once serving: replicas catch up, and a missing one is rebuilt by syncing from this very server.
   const reconciled = reconcileWhileServing(deps, pending)
     // Children of schema databases that missed changes before a stop get them now.
-    .then(() => resumeSchemaPropagation(deps))
+    .then(() => deps.schema.resume())
     .then(
       () => undefined,
       (e: unknown) => log.error({ err: e }, "reconciling instance files failed"),
@@ -200,7 +199,7 @@ async function serveOn(
 }
 
 /** Usage flushes with the quota checks after them, and the pruning of old history and dumps. */
-function startBackgroundWork(config: Config, deps: Deps): { stop(): Promise<void> } {
+function startBackgroundWork(config: Config, deps: Parts): { stop(): Promise<void> } {
   // Plan quotas are judged after every flush of the usage counts; blocked organizations without
   // new usage are looked at again every ten flushes.
   const quotas = new QuotaJudge(deps, 10 * config.usageFlushIntervalMs);

@@ -1,8 +1,7 @@
 import type { Context } from "hono";
 import { authenticate } from "../domain/accounts/api-token-auth.js";
-import type { Ctx } from "../domain/core/context.js";
 import { UnauthenticatedError } from "../errors.js";
-import type { AppEnv } from "./env.js";
+import type { ApiCtx, AppEnv } from "./env.js";
 
 /** Reads `Authorization: Bearer <token>`; the scheme is case-insensitive, as in RFC 6750. */
 export function bearerToken(header: string | undefined): string | undefined {
@@ -23,7 +22,7 @@ function originOf(userAgent: string | undefined): string {
  * Builds the request's domain context from its bearer token. With `optional`, a request without an
  * Authorization header passes anonymously; a header that is present must still be valid.
  */
-export async function resolveCtx(c: Context<AppEnv>, optional: boolean): Promise<Ctx | undefined> {
+export async function resolveCtx(c: Context<AppEnv>, optional: boolean): Promise<ApiCtx | undefined> {
   const header = c.req.header("authorization");
   if (header === undefined && optional) return undefined;
   if (header === undefined)

@@ -7,12 +7,11 @@ import {
   completeIdempotent,
   requestFingerprint,
 } from "../domain/accounts/idempotency.js";
-import type { Ctx } from "../domain/core/context.js";
 import { InvalidError, LimitExceededError } from "../errors.js";
 import { parseLenientJson } from "../lib/json-body.js";
 import { resolveCtx } from "./auth.js";
 import { bodyText, MAX_API_BODY_BYTES, refuseDeclaredTooLarge } from "./body.js";
-import type { AppEnv } from "./env.js";
+import type { ApiCtx, AppEnv } from "./env.js";
 import { forwardable, forwardToHolder } from "./forward.js";
 
 export const ErrorBody = z
@@ -44,7 +43,7 @@ interface RouteDef<P extends AnyObject, Q extends AnyObject, B extends z.ZodType
    */
   idempotent?: boolean;
   handler: (input: {
-    ctx: A extends false ? Ctx | undefined : Ctx;
+    ctx: A extends false ? ApiCtx | undefined : ApiCtx;
     params: z.infer<P>;
     query: z.infer<Q>;
     body: z.infer<B>;
@@ -101,7 +100,7 @@ function enforceRateLimit(c: Context<AppEnv>, tokenId: string): void {
 /** Runs a create under an Idempotency-Key: the first answer is stored, and a retry replays it. */
 async function runIdempotent(
   c: Context<AppEnv>,
-  ctx: Ctx,
+  ctx: ApiCtx,
   key: string,
   run: () => Promise<unknown>,
 ): Promise<Response> {
@@ -212,7 +211,7 @@ export function route<
           throw e;
         }
       };
-      const run = async (c: Context<AppEnv>, ctx: Ctx | undefined, personal: boolean) => {
+      const run = async (c: Context<AppEnv>, ctx: ApiCtx | undefined, personal: boolean) => {
         const raw = personal
           ? { ...c.req.param(), organizationName: ctx?.actor.username ?? "" }
           : c.req.param();
@@ -225,7 +224,7 @@ export function route<
           body = parse(def.body, json.value, "request body");
         }
         return def.handler({
-          ctx: ctx as A extends false ? Ctx | undefined : Ctx,
+          ctx: ctx as A extends false ? ApiCtx | undefined : ApiCtx,
           params: params as z.infer<P>,
           query: query as z.infer<Q>,
           body: body as z.infer<B>,

@@ -1,7 +1,6 @@
 import type { IncomingMessage } from "node:http";
 import type { Duplex } from "node:stream";
 import { type WebSocket, WebSocketServer } from "ws";
-import type { Deps } from "../domain/core/context.js";
 import { type DataAccess, openDataAccess } from "../domain/data-access/open.js";
 import type { DatabaseLocator } from "../domain/data-access/ports.js";
 import { AppError, ForbiddenError } from "../errors.js";
@@ -15,6 +14,7 @@ import { openStream } from "./hrana/open-stream.js";
 import { parseBatch, parseStreamRequest, type Stmt, type StreamRequest } from "./hrana/requests.js";
 import { SqlStore, WS_SQL_LIMITS } from "./hrana/sql-store.js";
 import type { SqlStream, StreamServices } from "./hrana/stream.js";
+import type { DataPlaneParts } from "./parts.js";
 
 const SUBPROTOCOLS = ["hrana3", "hrana2", "hrana1"];
 /** WebSocket close codes: 1002 protocol error, 1008 policy (authentication). */
@@ -36,7 +36,7 @@ export class HranaWebSockets {
   private readonly requestIds = new WeakMap<IncomingMessage, string>();
 
   constructor(
-    private readonly deps: Deps,
+    private readonly deps: DataPlaneParts,
     private readonly services: StreamServices & LocationServices,
     private readonly clientAddress: ClientAddress,
   ) {
@@ -102,7 +102,7 @@ class HranaWsConnection {
     private readonly location: string | undefined,
     /** The client's address, for databases with an IP allowlist. */
     private readonly peer: string | undefined,
-    private readonly deps: Deps,
+    private readonly deps: DataPlaneParts,
     private readonly services: StreamServices & LocationServices,
     private readonly requestId: string,
   ) {

@@ -1,24 +1,50 @@
 import { mkdirSync } from "node:fs";
 import path from "node:path";
-import type { Deps } from "../domain/core/context.js";
-import type { BuiltContent, ContentPlan, SeedFacts } from "../domain/databases/ports.js";
+import type { BuiltContent, ContentPlan, DatabaseContent, SeedFacts } from "../domain/databases/ports.js";
 import type { EngineConnection } from "../engine/connection.js";
+import type { DumpFiles } from "../engine/dump-files.js";
 import { DumpError, importDump } from "../engine/dump-import.js";
+import type { FrameLogs } from "../engine/frame-logs.js";
 import { flushClosing } from "../engine/handle-release.js";
+import type { InstanceFiles } from "../engine/instance-files.js";
 import { restoreAsOf } from "../engine/point-in-time.js";
+import type { ConnectionPool } from "../engine/pool.js";
 import { createWithSchema, readSchema } from "../engine/schema-copy.js";
 import { DatabaseFileError, fileBytes, finishDatabaseFile, snapshotInto } from "../engine/snapshot.js";
 import { damagedMessage, isDamaged } from "../engine/sqlite-errors.js";
 import { ConflictError, InvalidError, NotFoundError } from "../errors.js";
+import type { Clock } from "../lib/time.js";
 import type { DatabaseWithPlacement } from "../store/databases.js";
 import { schemaJournal } from "./schema-propagation.js";
+
+/** What building a new database's content reaches. */
+export interface ContentBuilderPorts {
+  files: InstanceFiles;
+  pool: ConnectionPool;
+  frameLogs: FrameLogs;
+  dumps: Pick<DumpFiles, "text">;
+  clock: Clock;
+}
+
+/** A new database's first content: empty, a copy (now or at a moment), a dump, or a schema. */
+export class ContentBuilder implements DatabaseContent {
+  constructor(private readonly ports: ContentBuilderPorts) {}
+
+  build(location: string, id: string, plan: ContentPlan, maxBytes: number): Promise<BuiltContent> {
+    return buildContent(this.ports, location, id, plan, maxBytes);
+  }
+
+  discard(location: string, id: string): void {
+    this.ports.files.remove(location, id);
+  }
+}
 
 /**
  * Writes a copy of `source` into `dest`: its current committed state (a consistent snapshot taken
  * while writes go on), or its state at `at` rebuilt from its replication history.
  */
-export function copyDatabase(
-  deps: Deps,
+function copyDatabase(
+  deps: ContentBuilderPorts,
   source: DatabaseWithPlacement,
   dest: string,
   at: number | undefined,
@@ -78,7 +104,7 @@ export function copyDatabase(
 }
 
 /** Loads an uploaded dump into `dest`; a dump that fails leaves no file. */
-export function loadDump(deps: Deps, dumpId: string, dest: string, maxBytes: number): void {
+function loadDump(deps: ContentBuilderPorts, dumpId: string, dest: string, maxBytes: number): void {
   let text: string;
   try {
     text = deps.dumps.text(dumpId);
@@ -104,8 +130,8 @@ export function loadDump(deps: Deps, dumpId: string, dest: string, maxBytes: num
  * copy, a dump, an empty file waiting for an upload, or a schema database's schema. Connections
  * opened here are closed before it returns, and on failure nothing is left at `dest`.
  */
-export async function buildContent(
-  deps: Deps,
+async function buildContent(
+  deps: ContentBuilderPorts,
   location: string,
   id: string,
   plan: ContentPlan,
@@ -131,7 +157,7 @@ export async function buildContent(
 }
 
 async function build(
-  deps: Deps,
+  deps: ContentBuilderPorts,
   location: string,
   id: string,
   plan: ContentPlan,

@@ -1,7 +1,7 @@
-import type { DatabaseLocator, DataPlaneDatabase } from "../domain/data-access/ports.js";
+import type { DataPlaneCache, StoreAccess } from "../domain/core/ports.js";
+import type { DatabaseLocator, DatabaseLookup, DataPlaneDatabase } from "../domain/data-access/ports.js";
 import type { InstanceFiles } from "../engine/instance-files.js";
 import type { DatabaseForDataPlane } from "../store/databases.js";
-import type { Store } from "../store/store.js";
 
 /**
  * How long a cached database record is used. With several processes on one store this is the most
@@ -20,12 +20,12 @@ interface Entry {
  * entries live at most `ttlMs` (so a change made by another process shows within that bound), and
  * every local change clears the cache at once.
  */
-export class DatabaseDirectory {
+export class DatabaseDirectory implements DatabaseLookup, DataPlaneCache {
   private readonly entries = new Map<string, Entry>();
   private readonly paths = new Map<string, string>();
 
   constructor(
-    private readonly store: Store,
+    private readonly store: StoreAccess,
     private readonly ttlMs = DIRECTORY_TTL_MS,
     private readonly maxEntries = 50_000,
   ) {}
@@ -59,7 +59,7 @@ export class DatabaseDirectory {
   }
 
   /** File of a database's primary instance, remembered (building it is a path join per request). */
-  pathOf(d: DatabaseForDataPlane, files: InstanceFiles): string {
+  pathOf(d: DatabaseForDataPlane, files: Pick<InstanceFiles, "path">): string {
     const key = `${d.primary_location}/${d.id}`;
     let p = this.paths.get(key);
     if (p === undefined) {

@@ -1,4 +1,14 @@
-import type { Deps } from "../domain/core/context.js";
+import type { ReplicaPort, StoreAccess } from "../domain/core/ports.js";
+import type { InstanceFiles } from "../engine/instance-files.js";
+import type { Logger } from "../lib/logger.js";
+
+/** What reconciling this node's files with the store reaches. */
+export interface ReconcilePorts {
+  store: StoreAccess;
+  files: Pick<InstanceFiles, "exists" | "locations" | "idsIn" | "modifiedAt" | "remove">;
+  replicas: Pick<ReplicaPort, "adopt" | "catchUp" | "ensure">;
+  log: Logger;
+}
 
 export interface ReconcileReport {
   recreated: number;
@@ -40,7 +50,7 @@ export interface PendingReconcile {
  * gone (joining refuses a live twin), so no create can still be working on one.
  */
 export async function reconcileBeforeServing(
-  deps: Deps,
+  deps: ReconcilePorts,
   opts: ReconcileOptions = {},
 ): Promise<PendingReconcile> {
   const holds = opts.holds ?? (() => true);
@@ -84,7 +94,10 @@ export async function reconcileBeforeServing(
  * that were adopted pull what their primaries committed while the process was down, and missing
  * replicas are built again from their primaries (only from a primary on this node).
  */
-export async function reconcileWhileServing(deps: Deps, pending: PendingReconcile): Promise<ReconcileReport> {
+export async function reconcileWhileServing(
+  deps: ReconcilePorts,
+  pending: PendingReconcile,
+): Promise<ReconcileReport> {
   const { report } = pending;
   for (const a of pending.adopted) deps.replicas.catchUp(a.dbId, a.location);
   for (const m of pending.missing) {
@@ -104,7 +117,7 @@ export async function reconcileWhileServing(deps: Deps, pending: PendingReconcil
 
 /** Both steps at once, for a node that already serves and has no create in flight. */
 export async function reconcileInstanceFiles(
-  deps: Deps,
+  deps: ReconcilePorts,
   opts: ReconcileOptions = {},
 ): Promise<ReconcileReport> {
   return reconcileWhileServing(deps, await reconcileBeforeServing(deps, opts));

@@ -1,6 +1,6 @@
+import type { StoreAccess, UsageFlush } from "../domain/core/ports.js";
 import type { Logger } from "../lib/logger.js";
 import type { Clock } from "../lib/time.js";
-import type { Store } from "../store/store.js";
 import type { QueryStatsDelta, UsageDelta } from "../store/usage.js";
 
 /** Longest query text kept in statistics; longer texts are cut (with a marker). */
@@ -13,7 +13,7 @@ const MAX_PENDING_QUERIES = 10_000;
  * to the store in batches. Counting is in memory (a statement must not wait for the control plane);
  * `flush` runs on a timer, before usage is read, and at shutdown.
  */
-export class UsageMeter {
+export class UsageMeter implements UsageFlush {
   private usage = new Map<string, UsageDelta>();
   /** Per database, then per query text: no key strings built from the SQL on every statement. */
   private queries = new Map<string, Map<string, QueryStatsDelta>>();
@@ -26,7 +26,7 @@ export class UsageMeter {
   private written = new Map<string, string>();
 
   constructor(
-    private readonly store: Store,
+    private readonly store: StoreAccess,
     private readonly clock: Clock,
     private readonly log: Logger,
     /** Bytes a database's instance occupies in a location (storage history, per day). */

@@ -6,7 +6,7 @@ import {
   listReceivedInvites,
   type ReceivedInvite,
 } from "../../domain/accounts/invites.js";
-import type { Ctx } from "../../domain/core/context.js";
+import type { ApiCtx } from "../env.js";
 import { optional } from "../params.js";
 import { type Route, route } from "../route.js";
 import { MemberWire, memberWire, OrganizationWire, organizationWire } from "../wire/organization.js";
@@ -26,7 +26,7 @@ const UserWire = z
   })
   .openapi("CurrentUser");
 
-async function currentUser(ctx: Ctx) {
+async function currentUser(ctx: ApiCtx) {
   const u = await getCurrentUser(ctx);
   return {
     user: {

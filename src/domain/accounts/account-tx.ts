@@ -1,13 +1,14 @@
 import { ConflictError, UniqueViolationError } from "../../errors.js";
 import { newUuid } from "../../lib/ids.js";
 import { hashToken } from "../../lib/secrets.js";
+import type { Clock } from "../../lib/time.js";
 import { isoTime } from "../../lib/time.js";
 import type { Repos } from "../../store/store.js";
 import { audit } from "../core/audit-tx.js";
-import type { Ctx, Deps } from "../core/context.js";
 import { checkAccountName, checkEmail } from "../core/names.js";
 import type { Role, Scope } from "../core/roles.js";
 import { type MintedToken, newApiTokenValue } from "./api-token-auth.js";
+import type { AccountCtx, AccountPorts } from "./ports.js";
 import { type Member, toUser, type User } from "./views.js";
 
 /** What a token is limited to: nothing (every organization of its user), an organization, or a group. */
@@ -25,7 +26,7 @@ export const UNRESTRICTED: TokenRestriction = { orgId: null, groupId: null, scop
  */
 export async function insertApiToken(
   r: Repos,
-  deps: Deps,
+  deps: Pick<AccountPorts, "apiTokenKey" | "clock">,
   userId: string,
   name: string,
   value?: { id: string; token: string },
@@ -63,7 +64,7 @@ export interface NewAccount {
  */
 export async function insertAccount(
   r: Repos,
-  deps: Deps,
+  deps: { clock: Clock },
   a: NewAccount,
 ): Promise<{ user: User; orgId: string }> {
   checkAccountName("username", a.username);
@@ -104,7 +105,7 @@ export async function insertAccount(
  */
 export async function insertMember(
   r: Repos,
-  ctx: Ctx,
+  ctx: AccountCtx,
   org: { id: string; slug: string },
   user: { id: string; username: string; email: string },
   role: Role,

@@ -2,7 +2,8 @@ import { UnauthenticatedError } from "../../errors.js";
 import { newTokenId } from "../../lib/ids.js";
 import { jwtSegments, signJwt, verifyJwtSignature } from "../../lib/jwt.js";
 import { hashToken } from "../../lib/secrets.js";
-import type { Deps, Principal } from "../core/context.js";
+import type { Principal } from "../core/context.js";
+import type { AccountPorts } from "./ports.js";
 
 /** A freshly minted token: the only moment its secret value exists outside the caller's hands. */
 export interface MintedToken {
@@ -15,7 +16,10 @@ export interface MintedToken {
  * Resolves a bearer token to its principal. The lookup is by hash and never cached, so a revoked
  * token fails on its very next request, on every process sharing the store.
  */
-export async function authenticate(deps: Deps, token: string): Promise<Principal> {
+export async function authenticate(
+  deps: Pick<AccountPorts, "store" | "dbTokenKey">,
+  token: string,
+): Promise<Principal> {
   const row = await deps.store.read((r) => r.apiTokens.findByHash(hashToken(token)));
   if (!row) {
     const mint = "mint one with POST /v1/auth/api-tokens/{name} (turso auth api-tokens mint <name>)";
@@ -46,7 +50,7 @@ export async function authenticate(deps: Deps, token: string): Promise<Principal
 }
 
 /** Whether an unknown bearer token is one of this service's database tokens (only on the failure path). */
-function isDatabaseToken(deps: Deps, token: string): Promise<boolean> {
+function isDatabaseToken(deps: Pick<AccountPorts, "dbTokenKey">, token: string): Promise<boolean> {
   return verifyJwtSignature(deps.dbTokenKey, token).then(
     () => true,
     () => false,
@@ -54,7 +58,9 @@ function isDatabaseToken(deps: Deps, token: string): Promise<boolean> {
 }
 
 /** Generates a new token value: an EdDSA JWT whose `jti` is the token id (Turso's format). */
-export async function newApiTokenValue(deps: Deps): Promise<{ id: string; token: string }> {
+export async function newApiTokenValue(
+  deps: Pick<AccountPorts, "apiTokenKey" | "clock">,
+): Promise<{ id: string; token: string }> {
   const id = newTokenId();
   const token = await signJwt(deps.apiTokenKey, { jti: id, iat: Math.floor(deps.clock().getTime() / 1000) });
   return { id, token };

@@ -3,11 +3,12 @@ import { echoable } from "../../lib/loggable-path.js";
 import type { TokenListing } from "../../store/api-tokens.js";
 import { requireGroup, requireOrgAccess } from "../core/access-tx.js";
 import { audit } from "../core/audit-tx.js";
-import type { Ctx } from "../core/context.js";
+import type { Principal } from "../core/context.js";
 import { checkTokenName } from "../core/names.js";
 import { expandScopes } from "../core/roles.js";
 import { insertApiToken, UNRESTRICTED } from "./account-tx.js";
 import type { MintedToken } from "./api-token-auth.js";
+import type { AccountCtx } from "./ports.js";
 import type { ApiTokenInfo } from "./views.js";
 
 /** The optional body of a token mint: no body is an unrestricted token (Turso deprecates those). */
@@ -25,7 +26,7 @@ export interface TokenScopeInput {
  * group-scoped token mints nothing, an organization-scoped one only tokens of its organization.
  */
 export async function createApiToken(
-  ctx: Ctx,
+  ctx: AccountCtx,
   name: string,
   input: TokenScopeInput = {},
 ): Promise<MintedToken> {
@@ -91,13 +92,13 @@ function toTokenInfo(t: TokenListing, withOwner: boolean): ApiTokenInfo {
  * The caller's tokens. A restricted token sees only what it could revoke: a group-scoped one
  * itself, an organization-scoped one the tokens of its organization.
  */
-export async function listApiTokens(ctx: Ctx): Promise<ApiTokenInfo[]> {
+export async function listApiTokens(ctx: AccountCtx): Promise<ApiTokenInfo[]> {
   const rows = await ctx.deps.store.read((r) => r.apiTokens.listForUser(ctx.actor.userId));
   return rows.filter((t) => withinReach(ctx.actor, t)).map((t) => toTokenInfo(t, false));
 }
 
 /** Whether a restricted caller may see or revoke one of its user's tokens. */
-function withinReach(actor: Ctx["actor"], t: { id: string; org_id: string | null }): boolean {
+function withinReach(actor: Principal, t: { id: string; org_id: string | null }): boolean {
   if (actor.groupId !== null) return t.id === actor.tokenId;
   if (actor.orgId !== null) return t.org_id === actor.orgId;
   return true;
@@ -108,7 +109,7 @@ function withinReach(actor: Ctx["actor"], t: { id: string; org_id: string | null
  * admins see every member's, with the owner; others see their own. Unrestricted tokens aren't
  * listed: they belong to no organization.
  */
-export async function listOrganizationTokens(ctx: Ctx, slug: string): Promise<ApiTokenInfo[]> {
+export async function listOrganizationTokens(ctx: AccountCtx, slug: string): Promise<ApiTokenInfo[]> {
   return ctx.deps.store.read(async (r) => {
     const { org, role } = await requireOrgAccess(r, ctx.actor, slug, "read");
     const all = role === "owner" || role === "admin";
@@ -124,7 +125,7 @@ export async function listOrganizationTokens(ctx: Ctx, slug: string): Promise<Ap
  * A token of another organization, an unrestricted one, and (for members) another member's all
  * answer 404, so ids can't be probed.
  */
-export async function revokeOrganizationToken(ctx: Ctx, slug: string, tokenId: string): Promise<void> {
+export async function revokeOrganizationToken(ctx: AccountCtx, slug: string, tokenId: string): Promise<void> {
   await ctx.deps.store.write(async (r) => {
     const { org, role } = await requireOrgAccess(r, ctx.actor, slug, "tokens:revoke");
     const token = await r.apiTokens.findById(tokenId);
@@ -142,7 +143,7 @@ export async function revokeOrganizationToken(ctx: Ctx, slug: string, tokenId: s
 }
 
 /** Deletes the caller's token by name; the next request made with it is refused. */
-export async function revokeApiToken(ctx: Ctx, name: string): Promise<void> {
+export async function revokeApiToken(ctx: AccountCtx, name: string): Promise<void> {
   const { actor } = ctx;
   await ctx.deps.store.write(async (r) => {
     const token = (await r.apiTokens.listForUser(actor.userId)).find((t) => t.name === name);

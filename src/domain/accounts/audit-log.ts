@@ -2,7 +2,7 @@ import { InvalidError } from "../../errors.js";
 import { decodeCursor, encodeCursor } from "../../lib/cursor.js";
 import type { AuditLogRow } from "../../store/schema.js";
 import { requireOrgAccess } from "../core/access-tx.js";
-import type { Ctx } from "../core/context.js";
+import type { AccountCtx } from "./ports.js";
 
 export interface AuditEntry {
   id: number;
@@ -45,7 +45,7 @@ function toEntry(r: AuditLogRow): AuditEntry {
  * log to one kind of change or one person (a cursor is only valid with the filters it was made with).
  */
 export async function listAuditLogs(
-  ctx: Ctx,
+  ctx: AccountCtx,
   slug: string,
   q: { page?: number; pageSize?: number; limit?: number; cursor?: string; code?: string; author?: string },
 ): Promise<AuditPage> {

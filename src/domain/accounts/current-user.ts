@@ -1,7 +1,7 @@
 import { ConflictError, NotFoundError } from "../../errors.js";
 import { audit } from "../core/audit-tx.js";
-import type { Ctx } from "../core/context.js";
 import { DEFAULT_PLAN } from "../plans/plans.js";
+import type { AccountCtx } from "./ports.js";
 
 export interface CurrentUser {
   username: string;
@@ -13,7 +13,7 @@ export interface CurrentUser {
 }
 
 /** `GET /v1/user` and `/v1/current-user`: who the token acts as. */
-export async function getCurrentUser(ctx: Ctx): Promise<CurrentUser> {
+export async function getCurrentUser(ctx: AccountCtx): Promise<CurrentUser> {
   return ctx.deps.store.read(async (r) => {
     const user = await r.users.findById(ctx.actor.userId);
     if (!user) throw new NotFoundError("user not found");
@@ -38,7 +38,7 @@ export async function getCurrentUser(ctx: Ctx): Promise<CurrentUser> {
  * Refused when it would leave no administrator token at all: nobody could administer the
  * instance (or mint anyone a way back in) afterwards.
  */
-export async function invalidateSessions(ctx: Ctx): Promise<number> {
+export async function invalidateSessions(ctx: AccountCtx): Promise<number> {
   const { actor } = ctx;
   await ctx.deps.store.write(async (r) => {
     if (actor.isAdmin && actor.orgId === null && actor.groupId === null) {

@@ -1,5 +1,9 @@
-import type { Deps } from "../core/context.js";
+import type { StoreAccess } from "../core/ports.js";
 import { insertAccount, insertApiToken } from "./account-tx.js";
+import type { AccountPorts } from "./ports.js";
+
+/** What making the first administrator reaches. */
+export type FirstAdminPorts = Pick<AccountPorts, "store" | "clock" | "apiTokenKey">;
 
 /**
  * First start: when the store has no administrator, creates one with a personal organization and
@@ -7,7 +11,7 @@ import { insertAccount, insertApiToken } from "./account-tx.js";
  * process that bootstrapped first); then nothing changes.
  */
 export async function bootstrapAdmin(
-  deps: Deps,
+  deps: FirstAdminPorts,
   input: { username: string; email: string; token: { id: string; token: string } },
 ): Promise<boolean> {
   return deps.store.write(async (r) => {
@@ -26,6 +30,6 @@ export async function bootstrapAdmin(
 }
 
 /** Whether the instance already has an administrator (i.e. this is not a first start). */
-export async function hasAdmin(deps: Deps): Promise<boolean> {
+export async function hasAdmin(deps: { store: StoreAccess }): Promise<boolean> {
   return (await deps.store.read((r) => r.users.countAdmins())) > 0;
 }

@@ -1,7 +1,8 @@
 import { ConflictError, InvalidError, UniqueViolationError, UnprocessableError } from "../../errors.js";
 import { sha256Hex } from "../../lib/secrets.js";
+import type { Clock } from "../../lib/time.js";
 import { isoTime } from "../../lib/time.js";
-import type { Deps } from "../core/context.js";
+import type { StoreAccess } from "../core/ports.js";
 
 /** How long a key is remembered: a retry later than this runs as a new request. */
 export const IDEMPOTENCY_TTL_MS = 24 * 3600_000;
@@ -25,7 +26,7 @@ export function requestFingerprint(method: string, path: string, body: string): 
  * Keys are per user and kept for 24 hours.
  */
 export async function beginIdempotent(
-  deps: Deps,
+  deps: { store: StoreAccess; clock: Clock },
   userId: string,
   key: string,
   fingerprint: string,
@@ -73,7 +74,7 @@ const inProgress = () =>
 
 /** Records the answer of a request that succeeded, for retries to get. */
 export async function completeIdempotent(
-  deps: Deps,
+  deps: { store: StoreAccess },
   userId: string,
   key: string,
   status: number,
@@ -86,6 +87,10 @@ export async function completeIdempotent(
  * Releases the key of a request that failed. A failed create changed nothing, so its retry (after
  * fixing the request, or once a conflict is gone) should run for real.
  */
-export async function abandonIdempotent(deps: Deps, userId: string, key: string): Promise<void> {
+export async function abandonIdempotent(
+  deps: { store: StoreAccess },
+  userId: string,
+  key: string,
+): Promise<void> {
   await deps.store.write((r) => r.idempotency.delete(userId, key));
 }

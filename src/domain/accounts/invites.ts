@@ -5,11 +5,11 @@ import type { InviteRow } from "../../store/schema.js";
 import type { Repos } from "../../store/store.js";
 import { requireOrgAccess } from "../core/access-tx.js";
 import { audit } from "../core/audit-tx.js";
-import type { Ctx } from "../core/context.js";
 import { checkAccountName, checkEmail } from "../core/names.js";
 import { type Role, requireUnrestricted } from "../core/roles.js";
 import { insertMember } from "./account-tx.js";
 import { parseAssignableRole } from "./members.js";
+import type { AccountCtx } from "./ports.js";
 import { type Member, type Organization, toOrganization } from "./views.js";
 
 /**
@@ -45,7 +45,7 @@ const toInvite = (i: InviteRow): Invite => ({
 
 const notFound = () => new NotFoundError("invite not found", "invite_not_found");
 
-async function requireTeamAdmin(r: Repos, ctx: Ctx, slug: string) {
+async function requireTeamAdmin(r: Repos, ctx: AccountCtx, slug: string) {
   const { org } = await requireOrgAccess(r, ctx.actor, slug, "members:manage");
   if (org.type === "personal") throw new InvalidError("invites are only for team organizations");
   return org;
@@ -53,7 +53,7 @@ async function requireTeamAdmin(r: Repos, ctx: Ctx, slug: string) {
 
 /** Pending invites of a team organization, oldest first; owners and admins only. */
 export async function listInvites(
-  ctx: Ctx,
+  ctx: AccountCtx,
   slug: string,
 ): Promise<{ organization: Organization; invites: Invite[] }> {
   return ctx.deps.store.read(async (r) => {
@@ -70,7 +70,7 @@ export async function listInvites(
  * address. Answers the invite's secret token: this is the only time it exists in clear.
  */
 export async function createInvite(
-  ctx: Ctx,
+  ctx: AccountCtx,
   slug: string,
   input: { email?: string; username?: string; role?: string },
 ): Promise<{ organization: Organization; invite: Invite; token: string }> {
@@ -121,7 +121,7 @@ export async function createInvite(
 }
 
 /** Deletes the pending invite to an address (an e-mail or a username). */
-export async function deleteInvite(ctx: Ctx, slug: string, address: string): Promise<void> {
+export async function deleteInvite(ctx: AccountCtx, slug: string, address: string): Promise<void> {
   await ctx.deps.store.write(async (r) => {
     const org = await requireTeamAdmin(r, ctx, slug);
     const n = await r.invites.deletePending(org.id, { email: address, username: address });
@@ -131,7 +131,7 @@ export async function deleteInvite(ctx: Ctx, slug: string, address: string): Pro
 }
 
 /** Pending invites addressed to the caller's username or e-mail. */
-export async function listReceivedInvites(ctx: Ctx): Promise<ReceivedInvite[]> {
+export async function listReceivedInvites(ctx: AccountCtx): Promise<ReceivedInvite[]> {
   return ctx.deps.store.read(async (r) => {
     const user = await r.users.findById(ctx.actor.userId);
     if (!user) throw new NotFoundError("user not found");
@@ -146,7 +146,7 @@ export async function listReceivedInvites(ctx: Ctx): Promise<ReceivedInvite[]> {
  * The pending invite `id` if the caller may act on it: it is addressed to them, or (for an
  * e-mail invite) they hold its token. Anything else is "not found", so ids can't be probed.
  */
-async function findOwnInvite(r: Repos, ctx: Ctx, id: number, token: string | undefined) {
+async function findOwnInvite(r: Repos, ctx: AccountCtx, id: number, token: string | undefined) {
   const invite = await r.invites.findPending(id);
   const user = await r.users.findById(ctx.actor.userId);
   if (!invite || !user) throw notFound();
@@ -160,7 +160,7 @@ async function findOwnInvite(r: Repos, ctx: Ctx, id: number, token: string | und
 
 /** Accepts an invite: the caller becomes a member with the invite's role. */
 export async function acceptInvite(
-  ctx: Ctx,
+  ctx: AccountCtx,
   id: number,
   token?: string,
 ): Promise<{ organization: Organization; member: Member }> {
@@ -183,7 +183,7 @@ export async function acceptInvite(
 }
 
 /** Declines an invite addressed to the caller; it is deleted. */
-export async function declineInvite(ctx: Ctx, id: number): Promise<void> {
+export async function declineInvite(ctx: AccountCtx, id: number): Promise<void> {
   requireUnrestricted(ctx.actor, "declining an invite");
   await ctx.deps.store.write(async (r) => {
     const { invite, user } = await findOwnInvite(r, ctx, id, undefined);

@@ -4,9 +4,9 @@ import type { MemberWithUser } from "../../store/members.js";
 import type { Repos } from "../../store/store.js";
 import { requireOrgAccess } from "../core/access-tx.js";
 import { audit } from "../core/audit-tx.js";
-import type { Ctx } from "../core/context.js";
 import { checkTokenAllows, ROLES, type Role } from "../core/roles.js";
 import { insertMember } from "./account-tx.js";
+import type { AccountCtx } from "./ports.js";
 import type { Member } from "./views.js";
 
 /** Roles a member can be added (or invited) with; owners are made by an owner, with a role change. */
@@ -26,7 +26,11 @@ async function roleOf(r: Repos, orgId: string, userId: string): Promise<Role | u
 
 const toMember = (m: MemberWithUser): Member => ({ username: m.username, email: m.email, role: m.role });
 
-export async function listMembers(ctx: Ctx, slug: string, page: PageRequest = {}): Promise<Page<Member>> {
+export async function listMembers(
+  ctx: AccountCtx,
+  slug: string,
+  page: PageRequest = {},
+): Promise<Page<Member>> {
   const after = decodeStringCursor(page.cursor);
   return ctx.deps.store.read(async (r) => {
     const { org } = await requireOrgAccess(r, ctx.actor, slug, "read");
@@ -36,7 +40,7 @@ export async function listMembers(ctx: Ctx, slug: string, page: PageRequest = {}
   });
 }
 
-export async function getMember(ctx: Ctx, slug: string, username: string): Promise<Member> {
+export async function getMember(ctx: AccountCtx, slug: string, username: string): Promise<Member> {
   return ctx.deps.store.read(async (r) => {
     const { org } = await requireOrgAccess(r, ctx.actor, slug, "read");
     const m = await r.members.findByUsername(org.id, username);
@@ -47,7 +51,7 @@ export async function getMember(ctx: Ctx, slug: string, username: string): Promi
 
 /** Adds an existing user to a team organization; owners and admins only. */
 export async function addMember(
-  ctx: Ctx,
+  ctx: AccountCtx,
   slug: string,
   input: { username: string; role?: string },
 ): Promise<Member> {
@@ -67,7 +71,7 @@ export async function addMember(
  * count to the update, so two concurrent demotions can't both see "another owner is left".
  */
 export async function updateMemberRole(
-  ctx: Ctx,
+  ctx: AccountCtx,
   slug: string,
   username: string,
   input: { role: string },
@@ -108,7 +112,7 @@ export async function updateMemberRole(
  * may leave. The last owner can't be removed: someone must be able to manage the organization.
  * The member's API tokens restricted to this organization go too: they would only be refused.
  */
-export async function removeMember(ctx: Ctx, slug: string, username: string): Promise<void> {
+export async function removeMember(ctx: AccountCtx, slug: string, username: string): Promise<void> {
   await ctx.deps.store.write(async (r) => {
     const leaving = username === ctx.actor.username;
     const { org } = await requireOrgAccess(r, ctx.actor, slug, leaving ? "read" : "members:manage");

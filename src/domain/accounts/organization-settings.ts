@@ -1,8 +1,8 @@
 import { NotFoundError } from "../../errors.js";
 import { requireOrgAccess } from "../core/access-tx.js";
 import { audit } from "../core/audit-tx.js";
-import type { Ctx } from "../core/context.js";
 import { settleBlocking } from "../plans/blocking-tx.js";
+import type { AccountCtx } from "./ports.js";
 import { type Organization, toOrganization } from "./views.js";
 
 /**
@@ -12,7 +12,7 @@ import { type Organization, toOrganization } from "./views.js";
  * data plane sees the new flags from the next statement.
  */
 export async function updateOrganization(
-  ctx: Ctx,
+  ctx: AccountCtx,
   slug: string,
   patch: { overages?: boolean },
 ): Promise<Organization> {

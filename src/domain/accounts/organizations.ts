@@ -1,22 +1,24 @@
 import { ConflictError, InvalidError, NotFoundError, UniqueViolationError } from "../../errors.js";
-import { removeInstances } from "../../hosting/instance-lifecycle.js";
 import { decodeStringCursor, type Page, type PageRequest, pageOf } from "../../lib/cursor.js";
 import { newUuid } from "../../lib/ids.js";
 import { isoTime } from "../../lib/time.js";
 import { requireFilesHere } from "../cluster/placement-tx.js";
 import { requireOrgAccess } from "../core/access-tx.js";
 import { audit } from "../core/audit-tx.js";
-import type { Ctx } from "../core/context.js";
 import { instancesOfOrganization } from "../core/instances-tx.js";
 import { checkAccountName, slugify } from "../core/names.js";
 import { DEFAULT_PLAN } from "../plans/plans.js";
+import type { AccountCtx } from "./ports.js";
 import { type Organization, toOrganization } from "./views.js";
 
 /**
  * Organizations the caller belongs to, by slug (only the token's own one for an org-scoped token);
  * with `limit`, one page at a time.
  */
-export async function listOrganizations(ctx: Ctx, page: PageRequest = {}): Promise<Page<Organization>> {
+export async function listOrganizations(
+  ctx: AccountCtx,
+  page: PageRequest = {},
+): Promise<Page<Organization>> {
   const after = decodeStringCursor(page.cursor);
   const rows = await ctx.deps.store.read((r) =>
     r.organizations.listForUser(ctx.actor.userId, {
@@ -30,7 +32,7 @@ export async function listOrganizations(ctx: Ctx, page: PageRequest = {}): Promi
 }
 
 /** One organization; unknown and foreign ones are both "not found", so slugs can't be probed. */
-export async function getOrganization(ctx: Ctx, slug: string): Promise<Organization> {
+export async function getOrganization(ctx: AccountCtx, slug: string): Promise<Organization> {
   return ctx.deps.store.read(async (r) => {
     const org = await r.organizations.findBySlug(slug);
     const member = org ? await r.members.find(org.id, ctx.actor.userId) : undefined;
@@ -47,7 +49,7 @@ export async function getOrganization(ctx: Ctx, slug: string): Promise<Organizat
  * With `dryRun` the checks run and nothing is written.
  */
 export async function createOrganization(
-  ctx: Ctx,
+  ctx: AccountCtx,
   input: { name: string; dryRun?: boolean },
 ): Promise<Organization> {
   const name = input.name.trim();
@@ -92,7 +94,7 @@ export async function createOrganization(
  * `DELETE /v1/organizations/{org}`: owner only, team organizations only (a personal organization
  * goes with its user). Removes every group and database of the organization.
  */
-export async function deleteOrganization(ctx: Ctx, slug: string): Promise<Organization> {
+export async function deleteOrganization(ctx: AccountCtx, slug: string): Promise<Organization> {
   const { org, instances } = await ctx.deps.store.write(async (r) => {
     const { org } = await requireOrgAccess(r, ctx.actor, slug, "org:delete");
     if (org.type === "personal") throw new InvalidError("a personal organization cannot be deleted");
@@ -111,6 +113,6 @@ export async function deleteOrganization(ctx: Ctx, slug: string): Promise<Organi
     if (personal) await audit(r, ctx, personal.id, "org-delete", `organization ${slug} deleted`, { slug });
     return { org, instances };
   });
-  await removeInstances(ctx.deps, instances);
+  await ctx.deps.instances.remove(instances);
   return toOrganization(org);
 }

@@ -1,22 +1,21 @@
 import { ConflictError, InvalidError, NotFoundError } from "../../errors.js";
-import { removeInstances } from "../../hosting/instance-lifecycle.js";
 import { decodeStringCursor, type Page, type PageRequest, pageOf } from "../../lib/cursor.js";
 import { requireFilesHere } from "../cluster/placement-tx.js";
 import { audit } from "../core/audit-tx.js";
-import type { Ctx } from "../core/context.js";
 import { instancesOfOrganization } from "../core/instances-tx.js";
 import { requireInstanceAdmin } from "../core/roles.js";
 import { insertAccount, insertApiToken } from "./account-tx.js";
 import type { MintedToken } from "./api-token-auth.js";
+import type { AccountCtx } from "./ports.js";
 import { toUser, type User } from "./views.js";
 
-function requireAdmin(ctx: Ctx): void {
+function requireAdmin(ctx: AccountCtx): void {
   requireInstanceAdmin(ctx.actor, "manage users");
 }
 
 /** `POST /v1/admin/users`: a new user with a personal organization and a first API token. */
 export async function createUser(
-  ctx: Ctx,
+  ctx: AccountCtx,
   input: { username: string; email: string; admin?: boolean },
 ): Promise<{ user: User; token: MintedToken }> {
   requireAdmin(ctx);
@@ -29,7 +28,7 @@ export async function createUser(
 }
 
 /** `GET /v1/admin/users`: every user by username; with `limit`, one page at a time. */
-export async function listUsers(ctx: Ctx, page: PageRequest = {}): Promise<Page<User>> {
+export async function listUsers(ctx: AccountCtx, page: PageRequest = {}): Promise<Page<User>> {
   requireAdmin(ctx);
   const after = decodeStringCursor(page.cursor);
   const limit = page.limit === undefined ? undefined : page.limit + 1;
@@ -46,7 +45,7 @@ export async function listUsers(ctx: Ctx, page: PageRequest = {}): Promise<Page<
  * organization with its databases. Refused while the user is the only owner of a team
  * organization (that organization would be left without anyone able to manage it).
  */
-export async function deleteUser(ctx: Ctx, username: string): Promise<void> {
+export async function deleteUser(ctx: AccountCtx, username: string): Promise<void> {
   requireAdmin(ctx);
   const removed = await ctx.deps.store.write(async (r) => {
     const user = await r.users.findByUsername(username);
@@ -96,5 +95,5 @@ export async function deleteUser(ctx: Ctx, username: string): Promise<void> {
     if (own) await audit(r, ctx, own.id, "user-delete", `user ${username} deleted`, { username });
     return instances;
   });
-  await removeInstances(ctx.deps, removed);
+  await ctx.deps.instances.remove(removed);
 }

@@ -1,6 +1,6 @@
 import { ConflictError, MisdirectedError } from "../../errors.js";
 import type { Repos } from "../../store/store.js";
-import type { Deps } from "../core/context.js";
+import type { Placement } from "../core/ports.js";
 
 /**
  * Refuses, before anything is committed, a call whose database files would be made or removed in
@@ -9,7 +9,11 @@ import type { Deps } from "../core/context.js";
  * is told which (and the API forwards the call there); a call spanning the locations of several
  * nodes can't be served by any one of them and is refused outright.
  */
-export async function requireFilesHere(r: Repos, deps: Deps, locations: Iterable<string>): Promise<void> {
+export async function requireFilesHere(
+  r: Repos,
+  deps: { placement: Placement },
+  locations: Iterable<string>,
+): Promise<void> {
   const wanted = [...new Set(locations)];
   const elsewhere = wanted.filter((l) => !deps.placement.holds(l));
   if (elsewhere.length === 0) return;

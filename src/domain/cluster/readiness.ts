@@ -1,6 +1,12 @@
 import { UnavailableError } from "../../errors.js";
-import type { Deps } from "../core/context.js";
-import type { ReadinessProbe } from "../core/ports.js";
+import type { Logger } from "../../lib/logger.js";
+
+/** Something the service needs to serve, checked by the readiness route: throws when it can't be used. */
+export interface ReadinessProbe {
+  /** What it checks, as the answer names it: `control-plane store`, `data folder`. */
+  readonly name: string;
+  check(): Promise<void>;
+}
 
 /** A probe slower than this counts as failed: a readiness check must answer while the caller waits. */
 const PROBE_TIMEOUT_MS = 2_000;
@@ -11,7 +17,10 @@ const PROBE_TIMEOUT_MS = 2_000;
  * ready as soon as they do. Reasons carry error codes, not messages, since the route is public and
  * messages name paths and addresses; the full error goes to the log when a probe starts failing.
  */
-export async function checkReadiness(deps: Pick<Deps, "readiness" | "log">): Promise<void> {
+export async function checkReadiness(deps: {
+  readiness: readonly ReadinessProbe[];
+  log: Logger;
+}): Promise<void> {
   const failures: string[] = [];
   await Promise.all(
     deps.readiness.map(async (probe) => {

@@ -4,7 +4,7 @@ import { isoTime } from "../../lib/time.js";
 import type { Repos } from "../../store/store.js";
 import { requireDatabase, requireGroup } from "../core/access-tx.js";
 import { audit } from "../core/audit-tx.js";
-import type { Ctx } from "../core/context.js";
+import type { DbTokenCtx } from "./ports.js";
 
 /**
  * The token to revoke, as its bearer holds it. Only the token itself is taken, never a bare id: its
@@ -23,7 +23,7 @@ interface Revoked {
 
 /** Checks the token against this Shoal's key and that it belongs where the path says. */
 async function identify(
-  ctx: Ctx,
+  ctx: DbTokenCtx,
   req: RevokeRequest,
   owns: (c: Record<string, unknown>) => boolean,
   what: string,
@@ -41,7 +41,7 @@ async function identify(
 }
 
 /** `POST .../databases/{db}/auth/tokens/revoke`: one token of the database stops working. */
-export async function revokeDatabaseToken(ctx: Ctx, slug: string, dbName: string, req: RevokeRequest) {
+export async function revokeDatabaseToken(ctx: DbTokenCtx, slug: string, dbName: string, req: RevokeRequest) {
   const jti = await ctx.deps.store.write(async (r) => {
     const { org, db } = await requireDatabase(r, ctx.actor, slug, dbName, "db:rotate-creds");
     const t = await identify(ctx, req, (c) => c.id === db.id && c.rep === undefined, `database ${dbName}`);
@@ -57,7 +57,7 @@ export async function revokeDatabaseToken(ctx: Ctx, slug: string, dbName: string
 }
 
 /** `POST .../groups/{group}/auth/tokens/revoke`: one group token stops working on every database. */
-export async function revokeGroupToken(ctx: Ctx, slug: string, groupName: string, req: RevokeRequest) {
+export async function revokeGroupToken(ctx: DbTokenCtx, slug: string, groupName: string, req: RevokeRequest) {
   const jti = await ctx.deps.store.write(async (r) => {
     const { org, group } = await requireGroup(r, ctx.actor, slug, groupName, "group:rotate-creds");
     const t = await identify(ctx, req, (c) => c.gid === group.id, `group ${groupName}`);
@@ -73,7 +73,7 @@ export async function revokeGroupToken(ctx: Ctx, slug: string, groupName: string
 }
 
 async function record(
-  ctx: Ctx,
+  ctx: DbTokenCtx,
   r: Repos,
   t: Revoked & { dbId: string | null; groupId: string | null },
 ): Promise<void> {

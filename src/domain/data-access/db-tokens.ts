@@ -3,8 +3,8 @@ import { newTokenId } from "../../lib/ids.js";
 import { signJwt } from "../../lib/jwt.js";
 import { databaseNotFound, requireDatabase, requireGroup } from "../core/access-tx.js";
 import { audit } from "../core/audit-tx.js";
-import type { Ctx } from "../core/context.js";
 import { requireGroupInScope } from "../core/roles.js";
+import type { DbTokenCtx, DbTokenPorts } from "./ports.js";
 
 export interface TokenRequest {
   /** Turso's grammar: `never` (default) or a Go-style duration such as `2w1d`, `12h`, `30m`. */
@@ -89,7 +89,11 @@ function claimsFor(
   return claims;
 }
 
-async function attachIdsOf(ctx: Ctx, orgId: string, names: readonly string[] | undefined): Promise<string[]> {
+async function attachIdsOf(
+  ctx: DbTokenCtx,
+  orgId: string,
+  names: readonly string[] | undefined,
+): Promise<string[]> {
   const ids: string[] = [];
   for (const name of new Set(names ?? [])) {
     const d = await ctx.deps.store.read((r) => r.databases.findByName(orgId, name));
@@ -102,7 +106,7 @@ async function attachIdsOf(ctx: Ctx, orgId: string, names: readonly string[] | u
 
 /** `POST .../databases/{db}/auth/tokens`: a token for one database. */
 export async function mintDatabaseToken(
-  ctx: Ctx,
+  ctx: DbTokenCtx,
   slug: string,
   dbName: string,
   req: TokenRequest,
@@ -129,7 +133,7 @@ export async function mintDatabaseToken(
 
 /** `POST .../groups/{group}/auth/tokens`: a token for every database of a group, present and future. */
 export async function mintGroupToken(
-  ctx: Ctx,
+  ctx: DbTokenCtx,
   slug: string,
   groupName: string,
   req: TokenRequest,
@@ -157,7 +161,7 @@ export async function mintGroupToken(
  * location. Internal (never handed to users), so rotating users' tokens doesn't cut replication.
  */
 export async function mintReplicationToken(
-  deps: Pick<Ctx["deps"], "dbTokenKey" | "clock">,
+  deps: Pick<DbTokenPorts, "dbTokenKey" | "clock">,
   dbId: string,
   location: string,
 ): Promise<string> {
@@ -166,7 +170,7 @@ export async function mintReplicationToken(
 }
 
 /** Invalidates every token minted so far for one database; tokens of other databases stay valid. */
-export async function rotateDatabaseTokens(ctx: Ctx, slug: string, dbName: string): Promise<void> {
+export async function rotateDatabaseTokens(ctx: DbTokenCtx, slug: string, dbName: string): Promise<void> {
   await ctx.deps.store.write(async (r) => {
     const { org, db } = await requireDatabase(r, ctx.actor, slug, dbName, "db:rotate-creds");
     await r.databases.bumpTokenGeneration(db.id);
@@ -178,7 +182,7 @@ export async function rotateDatabaseTokens(ctx: Ctx, slug: string, dbName: strin
 }
 
 /** Invalidates every group token of a group and every database token of its databases. */
-export async function rotateGroupTokens(ctx: Ctx, slug: string, groupName: string): Promise<void> {
+export async function rotateGroupTokens(ctx: DbTokenCtx, slug: string, groupName: string): Promise<void> {
   await ctx.deps.store.write(async (r) => {
     const { org, group } = await requireGroup(r, ctx.actor, slug, groupName, "group:rotate-creds");
     await r.groups.bumpTokenGeneration(group.id);

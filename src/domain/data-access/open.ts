@@ -1,8 +1,7 @@
 import { ForbiddenError, MisdirectedError, NotFoundError, UnauthenticatedError } from "../../errors.js";
 import { allowlistOf } from "../../lib/ip-allowlist.js";
-import type { Deps } from "../core/context.js";
 import { awaitingUpload } from "./errors.js";
-import type { DatabaseLocator, DataPlaneDatabase } from "./ports.js";
+import type { DataAccessPorts, DatabaseLocator, DataPlaneDatabase } from "./ports.js";
 import type { TokenClaims } from "./token-verifier.js";
 
 /** What the access is for: SQL and sync (the default), or uploading a database's file. */
@@ -26,7 +25,7 @@ export interface DataAccess {
  * database or group was deleted, and a token whose credentials were rotated.
  */
 export async function openDataAccess(
-  deps: Deps,
+  deps: DataAccessPorts,
   locator: DatabaseLocator,
   token: string | undefined,
   purpose: AccessPurpose = "sql",
@@ -53,7 +52,7 @@ export async function openDataAccess(
  * (the common case for a busy database); undefined means "take the slow path".
  */
 export function openDataAccessCached(
-  deps: Deps,
+  deps: DataAccessPorts,
   locator: DatabaseLocator,
   token: string | undefined,
   peer?: string,
@@ -94,7 +93,7 @@ function requireNotRevoked(database: DataPlaneDatabase, claims: TokenClaims): vo
 }
 
 function grant(
-  deps: Deps,
+  deps: DataAccessPorts,
   database: DataPlaneDatabase,
   claims: TokenClaims,
   purpose: AccessPurpose,
@@ -132,7 +131,10 @@ function grant(
   };
 }
 
-async function refuseForeign(deps: Deps, scope: { id: string } | { groupId: string }): Promise<never> {
+async function refuseForeign(
+  deps: DataAccessPorts,
+  scope: { id: string } | { groupId: string },
+): Promise<never> {
   const exists =
     "id" in scope
       ? (await deps.directory.find({ id: scope.id })) !== undefined

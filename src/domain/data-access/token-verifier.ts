@@ -1,7 +1,8 @@
 import { errors as joseErrors } from "jose";
 import { UnauthenticatedError } from "../../errors.js";
 import { verifyJwt, verifyJwtSignature } from "../../lib/jwt.js";
-import type { Deps } from "../core/context.js";
+import type { SigningKey } from "../../lib/signing-keys.js";
+import type { Clock } from "../../lib/time.js";
 
 export interface TokenClaims {
   a?: string;
@@ -26,7 +27,7 @@ export class DbTokenVerifier {
   private readonly cache = new Map<string, TokenClaims>();
 
   constructor(
-    private readonly deps: Pick<Deps, "dbTokenKey" | "apiTokenKey" | "clock">,
+    private readonly deps: { dbTokenKey: SigningKey; apiTokenKey: SigningKey; clock: Clock },
     private readonly maxEntries = 10_000,
   ) {}
 

@@ -1,5 +1,4 @@
 import { ConflictError, ForbiddenError } from "../../errors.js";
-import type { Deps } from "../core/context.js";
 import { parseSizeLimit } from "../core/names.js";
 import type { DataAccess } from "./open.js";
 
@@ -20,15 +19,15 @@ export interface UploadTarget {
 }
 
 /** The file an upload of a database is assembled in, beside its primary (one upload at a time). */
-export function uploadTempPath(deps: Deps, location: string, dbId: string): string {
-  return `${deps.files.path(location, dbId)}.upload`;
+export function uploadTempPath(primaryPath: string): string {
+  return `${primaryPath}.upload`;
 }
 
 /**
  * The database an upload request may fill: one created for an upload and still waiting, reached
  * with a token that can write it (a read-only token can't replace the content).
  */
-export function uploadTarget(deps: Deps, access: DataAccess): UploadTarget {
+export function uploadTarget(access: DataAccess): UploadTarget {
   if (access.replicaOf !== undefined)
     throw new ForbiddenError("a replication token only syncs", "AUTH_REPLICATION_ONLY");
   if (!access.canWrite) {
@@ -60,7 +59,7 @@ export function uploadTarget(deps: Deps, access: DataAccess): UploadTarget {
     orgId: db.org_id,
     location: db.primary_location,
     path: access.path,
-    tempPath: uploadTempPath(deps, db.primary_location, db.id),
+    tempPath: uploadTempPath(access.path),
     maxBytes: Math.min(limit, MAX_UPLOAD_BYTES),
   };
 }

@@ -5,9 +5,6 @@ import {
   UnavailableError,
   UniqueViolationError,
 } from "../../errors.js";
-import { buildContent } from "../../hosting/content-builder.js";
-import { buildReplicas } from "../../hosting/instance-lifecycle.js";
-import { schemaQueue } from "../../hosting/schema-propagation.js";
 import { newUuid } from "../../lib/ids.js";
 import { isoTime } from "../../lib/time.js";
 import type { GroupRow, OrganizationRow } from "../../store/schema.js";
@@ -15,11 +12,10 @@ import type { Repos } from "../../store/store.js";
 import { requireFilesHere } from "../cluster/placement-tx.js";
 import { requireOrgAccess } from "../core/access-tx.js";
 import { audit } from "../core/audit-tx.js";
-import type { Ctx } from "../core/context.js";
 import { checkDatabaseName, parseSizeLimit } from "../core/names.js";
 import { requireGroupInScope } from "../core/roles.js";
 import { requireQuota } from "../plans/quota-tx.js";
-import type { BuiltContent, ContentPlan, Seed } from "./ports.js";
+import type { BuiltContent, ContentPlan, DatabaseCtx, Seed } from "./ports.js";
 import { dumpIdFromUrl, parseSeed, requireSeedSource } from "./seeds.js";
 import { type Database, toDatabase } from "./views.js";
 
@@ -56,7 +52,11 @@ interface Destination {
  * which needs the committed row); a replica that can't be built now is logged and built by the
  * next reconciliation, while the database serves.
  */
-export async function createDatabase(ctx: Ctx, slug: string, input: CreateDatabaseInput): Promise<Database> {
+export async function createDatabase(
+  ctx: DatabaseCtx,
+  slug: string,
+  input: CreateDatabaseInput,
+): Promise<Database> {
   const sizeLimit = input.sizeLimit?.trim().toLowerCase() || null;
   const maxBytes = sizeLimit === null ? 0 : parseSizeLimit(sizeLimit);
   const seed = input.seed === undefined || input.seed === null ? undefined : parseSeed(input.seed);
@@ -79,32 +79,39 @@ export async function createDatabase(ctx: Ctx, slug: string, input: CreateDataba
   const id = newUuid();
   const location = plan.placed.group.primary_location;
   const create = async () => {
-    const built = await buildContent(deps, location, id, plan.content, maxBytes);
+    const built = await deps.content.build(location, id, plan.content, maxBytes);
     try {
       return await commitCreate(ctx, slug, input, { id, sizeLimit, seed, built });
     } catch (e) {
-      deps.files.remove(location, id);
+      deps.content.discard(location, id);
       throw e;
     }
   };
   // A child is created in its schema database's queue: no schema change can slip in between.
   const parent = plan.content.schemaParent;
-  const created = parent ? await schemaQueue(deps).run(parent.id, create) : await create();
+  const created = parent ? await deps.schema.run(parent.id, create) : await create();
   if (plan.content.dumpId) deps.dumps.remove(plan.content.dumpId);
   for (const l of created.locations) {
     if (l === created.primaryLocation) continue;
-    await buildReplicas(deps, [created.id], l).catch((e: unknown) =>
-      deps.log.error(
-        { err: e, dbId: created.id, location: l },
-        "could not build a replica; reconciliation will retry",
-      ),
-    );
+    await deps.instances
+      .buildReplicas([created.id], l)
+      .catch((e: unknown) =>
+        deps.log.error(
+          { err: e, dbId: created.id, location: l },
+          "could not build a replica; reconciliation will retry",
+        ),
+      );
   }
   return created;
 }
 
 /** The organization and group a new database goes to, once the caller may create it there. */
-async function place(r: Repos, ctx: Ctx, slug: string, input: CreateDatabaseInput): Promise<Destination> {
+async function place(
+  r: Repos,
+  ctx: DatabaseCtx,
+  slug: string,
+  input: CreateDatabaseInput,
+): Promise<Destination> {
   const { org } = await requireOrgAccess(r, ctx.actor, slug, "db:create");
   checkDatabaseName(input.name, org.slug);
   const group = await r.groups.findByName(org.id, input.group || "default");
@@ -124,7 +131,7 @@ async function place(r: Repos, ctx: Ctx, slug: string, input: CreateDatabaseInpu
 /** Resolves what a seed or a schema refers to, all within the caller's organization and reach. */
 async function planContent(
   r: Repos,
-  ctx: Ctx,
+  ctx: DatabaseCtx,
   org: OrganizationRow,
   input: CreateDatabaseInput,
   seed: Seed | undefined,
@@ -170,7 +177,7 @@ async function planContent(
 
 /** Commits the row of a database whose file is built, with its audit entry. */
 async function commitCreate(
-  ctx: Ctx,
+  ctx: DatabaseCtx,
   slug: string,
   input: CreateDatabaseInput,
   made: { id: string; sizeLimit: string | null; seed: Seed | undefined; built: BuiltContent },

@@ -1,13 +1,13 @@
 import { requireDatabase } from "../core/access-tx.js";
 import { audit } from "../core/audit-tx.js";
-import type { Ctx } from "../core/context.js";
+import type { DatabaseCtx } from "./ports.js";
 
 /**
  * `POST .../databases/{db}/update`: Turso's "upgrade to the newest libSQL server". A Shoal database
  * always runs the engine bundled with the running Shoal, so the request is recorded and answered
  * at once, with no downtime.
  */
-export async function updateDatabaseVersion(ctx: Ctx, slug: string, name: string): Promise<void> {
+export async function updateDatabaseVersion(ctx: DatabaseCtx, slug: string, name: string): Promise<void> {
   await ctx.deps.store.write(async (r) => {
     const { org } = await requireDatabase(r, ctx.actor, slug, name, "db:configure");
     await audit(
@@ -26,7 +26,7 @@ export async function updateDatabaseVersion(ctx: Ctx, slug: string, name: string
  * group, so waking it unarchives the group. Recorded under Turso's code for it, misspelling
  * included, so audit filters written against Turso keep matching.
  */
-export async function wakeDatabase(ctx: Ctx, slug: string, name: string): Promise<void> {
+export async function wakeDatabase(ctx: DatabaseCtx, slug: string, name: string): Promise<void> {
   await ctx.deps.store.write(async (r) => {
     const { org, db } = await requireDatabase(r, ctx.actor, slug, name, "db:configure");
     const was = db.group_archived === 1;

@@ -3,8 +3,8 @@ import { canonicalEntry, MAX_ALLOWED_IPS } from "../../lib/ip-allowlist.js";
 import type { DatabasePatch } from "../../store/databases.js";
 import { requireDatabase } from "../core/access-tx.js";
 import { audit } from "../core/audit-tx.js";
-import type { Ctx } from "../core/context.js";
 import { parseSizeLimit } from "../core/names.js";
+import type { DatabaseCtx } from "./ports.js";
 
 export interface DatabaseConfiguration {
   /** Largest size the database may grow to, as given (`256mb`, `1073741824`); null = no limit. */
@@ -62,7 +62,7 @@ function storedAllowlist(entries: readonly string[]): string | null {
 }
 
 export async function getDatabaseConfiguration(
-  ctx: Ctx,
+  ctx: DatabaseCtx,
   slug: string,
   name: string,
 ): Promise<DatabaseConfiguration> {
@@ -74,7 +74,7 @@ export async function getDatabaseConfiguration(
 
 /** Changes a database's configuration; the data plane applies it from the next statement on. */
 export async function updateDatabaseConfiguration(
-  ctx: Ctx,
+  ctx: DatabaseCtx,
   slug: string,
   name: string,
   patch: ConfigurationPatch,

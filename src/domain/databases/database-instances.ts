@@ -3,6 +3,8 @@ import { derivedUuid } from "../../lib/ids.js";
 import { requireDatabase } from "../core/access-tx.js";
 import type { Ctx } from "../core/context.js";
 import { addGroupLocation, removeGroupLocation } from "../groups/group-locations.js";
+import type { GroupPorts } from "../groups/ports.js";
+import type { DatabasePorts } from "./ports.js";
 
 /** A database's instance in one location of its group. */
 export interface Instance {
@@ -16,7 +18,11 @@ export interface Instance {
 }
 
 /** Every instance of a database: the primary first, then a replica per other location of its group. */
-export async function listInstances(ctx: Ctx, slug: string, name: string): Promise<Instance[]> {
+export async function listInstances(
+  ctx: Ctx<DatabasePorts & GroupPorts>,
+  slug: string,
+  name: string,
+): Promise<Instance[]> {
   const { db, locations } = await ctx.deps.store.read(async (r) => {
     const { db } = await requireDatabase(r, ctx.actor, slug, name, "read");
     return { db, locations: (await r.groups.locationsOf([db.group_id])).get(db.group_id) ?? [] };
@@ -34,7 +40,12 @@ export async function listInstances(ctx: Ctx, slug: string, name: string): Promi
 const instanceNotFound = (instance: string, db: string) =>
   new NotFoundError(`could not find instance ${instance} of database ${db}`);
 
-export async function getInstance(ctx: Ctx, slug: string, name: string, instance: string): Promise<Instance> {
+export async function getInstance(
+  ctx: Ctx<DatabasePorts & GroupPorts>,
+  slug: string,
+  name: string,
+  instance: string,
+): Promise<Instance> {
   const found = (await listInstances(ctx, slug, name)).find(
     (i) => i.name === instance || i.uuid === instance,
   );
@@ -43,7 +54,7 @@ export async function getInstance(ctx: Ctx, slug: string, name: string, instance
 }
 
 /** The database and the group it is in, once the caller may change that database's instances. */
-async function databaseToChange(ctx: Ctx, slug: string, name: string) {
+async function databaseToChange(ctx: Ctx<DatabasePorts & GroupPorts>, slug: string, name: string) {
   const { db } = await ctx.deps.store.read((r) => requireDatabase(r, ctx.actor, slug, name, "db:configure"));
   return db;
 }
@@ -55,7 +66,7 @@ async function databaseToChange(ctx: Ctx, slug: string, name: string) {
  * a location the group already has changes nothing.
  */
 export async function createInstance(
-  ctx: Ctx,
+  ctx: Ctx<DatabasePorts & GroupPorts>,
   slug: string,
   name: string,
   location: string,
@@ -73,7 +84,7 @@ export async function createInstance(
  * never goes: delete the database instead.
  */
 export async function deleteInstance(
-  ctx: Ctx,
+  ctx: Ctx<DatabasePorts & GroupPorts>,
   slug: string,
   name: string,
   instance: string,
@@ -94,7 +105,7 @@ export async function deleteInstance(
  * committed at the time of the call (at once for the primary). 503 after `timeoutMs`.
  */
 export async function waitForInstance(
-  ctx: Ctx,
+  ctx: Ctx<DatabasePorts & GroupPorts>,
   slug: string,
   name: string,
   instance: string,

@@ -2,7 +2,7 @@ import { InvalidError } from "../../errors.js";
 import { derivedUuid } from "../../lib/ids.js";
 import { parseRfc3339 } from "../../lib/rfc3339.js";
 import { requireDatabase } from "../core/access-tx.js";
-import type { Ctx } from "../core/context.js";
+import type { DatabaseCtx } from "./ports.js";
 
 export interface UsageFigures {
   rowsRead: number;
@@ -38,7 +38,7 @@ export function parseTime(name: string, text: string | undefined, fallback: Date
  * Rows are counted per UTC day, so the period is widened to whole days. Storage is measured now.
  */
 export async function getDatabaseUsage(
-  ctx: Ctx,
+  ctx: DatabaseCtx,
   slug: string,
   name: string,
   range: { from?: string; to?: string },
@@ -83,7 +83,12 @@ export async function getDatabaseUsage(
 }
 
 /** The database's most expensive statements, by rows read plus rows written. */
-export async function getTopQueries(ctx: Ctx, slug: string, name: string, limit = 10): Promise<TopQuery[]> {
+export async function getTopQueries(
+  ctx: DatabaseCtx,
+  slug: string,
+  name: string,
+  limit = 10,
+): Promise<TopQuery[]> {
   const { db } = await ctx.deps.store.read((r) => requireDatabase(r, ctx.actor, slug, name, "read"));
   await ctx.deps.meter.flush();
   const rows = await ctx.deps.store.read((r) => r.usage.topQueries(db.id, limit));
@@ -101,7 +106,7 @@ export async function getTopQueries(ctx: Ctx, slug: string, name: string, limit 
  * database's whole life.
  */
 export async function getQueryStats(
-  ctx: Ctx,
+  ctx: DatabaseCtx,
   slug: string,
   name: string,
   from: string | undefined,

@@ -1,17 +1,18 @@
-import { rmSync } from "node:fs";
 import { InvalidError } from "../../errors.js";
-import { removeInstances } from "../../hosting/instance-lifecycle.js";
 import { decodeStringCursor, type Page, type PageRequest, pageOf } from "../../lib/cursor.js";
 import type { DatabaseFilter, DatabaseWithPlacement } from "../../store/databases.js";
 import type { Repos } from "../../store/store.js";
 import { requireFilesHere } from "../cluster/placement-tx.js";
 import { requireDatabase, requireOrgAccess } from "../core/access-tx.js";
 import { audit } from "../core/audit-tx.js";
-import type { Ctx, Deps } from "../core/context.js";
-import { uploadTempPath } from "../data-access/upload-target.js";
+import type { DatabaseCtx } from "./ports.js";
 import { type Database, toDatabase } from "./views.js";
 
-async function withLocations(r: Repos, deps: Deps, rows: DatabaseWithPlacement[]): Promise<Database[]> {
+async function withLocations(
+  r: Repos,
+  deps: { dbDomain: string },
+  rows: DatabaseWithPlacement[],
+): Promise<Database[]> {
   const locations = await r.groups.locationsOf([...new Set(rows.map((d) => d.group_id))]);
   return rows.map((d) => toDatabase(d, locations.get(d.group_id) ?? [], deps.dbDomain));
 }
@@ -30,7 +31,7 @@ export interface DatabaseListFilter {
 
 /** An organization's databases by name, filtered, in pages when `page.limit` is set. */
 export async function listDatabases(
-  ctx: Ctx,
+  ctx: DatabaseCtx,
   slug: string,
   filter: DatabaseListFilter = {},
   page: PageRequest = {},
@@ -68,7 +69,7 @@ export async function listDatabases(
   });
 }
 
-export async function getDatabase(ctx: Ctx, slug: string, name: string): Promise<Database> {
+export async function getDatabase(ctx: DatabaseCtx, slug: string, name: string): Promise<Database> {
   return ctx.deps.store.read(async (r) => {
     const { db: row } = await requireDatabase(r, ctx.actor, slug, name, "read");
     const [db] = await withLocations(r, ctx.deps, [row]);
@@ -77,7 +78,7 @@ export async function getDatabase(ctx: Ctx, slug: string, name: string): Promise
 }
 
 /** Deletes a database; its files go once the deletion is committed. */
-export async function deleteDatabase(ctx: Ctx, slug: string, name: string): Promise<void> {
+export async function deleteDatabase(ctx: DatabaseCtx, slug: string, name: string): Promise<void> {
   const { dbId, primary, locations } = await ctx.deps.store.write(async (r) => {
     const { org, db: row } = await requireDatabase(r, ctx.actor, slug, name, "db:delete");
     // Locked before the checks below, so a child committed meanwhile is seen (see commitCreate);
@@ -117,9 +118,6 @@ export async function deleteDatabase(ctx: Ctx, slug: string, name: string): Prom
     };
   });
   // An upload that was under way for it has nowhere to go.
-  rmSync(uploadTempPath(ctx.deps, primary, dbId), { force: true });
-  await removeInstances(
-    ctx.deps,
-    locations.map(({ location, primary }) => ({ dbId, location, primary })),
-  );
+  ctx.deps.uploads.discard(primary, dbId);
+  await ctx.deps.instances.remove(locations.map(({ location, primary }) => ({ dbId, location, primary })));
 }

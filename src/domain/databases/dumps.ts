@@ -2,7 +2,7 @@ import { DumpTooLargeError } from "../../engine/dump-files.js";
 import { InvalidError, LimitExceededError } from "../../errors.js";
 import { requireOrgAccess } from "../core/access-tx.js";
 import { audit } from "../core/audit-tx.js";
-import type { Ctx } from "../core/context.js";
+import type { DatabaseCtx } from "./ports.js";
 
 /** Largest SQL dump accepted (it is read whole when it seeds a database). */
 export const MAX_DUMP_BYTES = 256 * 1024 ** 2;
@@ -20,7 +20,7 @@ export interface StoredDump {
  * a size limit. Uploading one is part of creating a database, so it takes the same right.
  */
 export async function uploadDump(
-  ctx: Ctx,
+  ctx: DatabaseCtx,
   slug: string,
   content: AsyncIterable<Uint8Array>,
 ): Promise<StoredDump> {

@@ -1,7 +1,7 @@
 import { InvalidError, NotFoundError, UnavailableError } from "../../errors.js";
 import { parseRfc3339 } from "../../lib/rfc3339.js";
 import type { DatabaseWithPlacement } from "../../store/databases.js";
-import type { Deps } from "../core/context.js";
+import type { FileFacts } from "../core/ports.js";
 import type { Seed } from "./ports.js";
 
 export const SEED_TYPES = ["database", "database_upload", "dump"] as const;
@@ -87,7 +87,7 @@ function decodeSegment(segment: string): string | undefined {
 
 /** The source of a copy: a database of the organization, in the caller's reach, with content. */
 export function requireSeedSource(
-  deps: Deps,
+  deps: { files: Pick<FileFacts, "exists"> },
   source: DatabaseWithPlacement | undefined,
   name: string,
   tokenGroup: string | null,

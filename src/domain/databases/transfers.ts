@@ -1,5 +1,4 @@
 import { ConflictError, ForbiddenError, InvalidError } from "../../errors.js";
-import { buildReplicas, removeInstances } from "../../hosting/instance-lifecycle.js";
 import { newUuid } from "../../lib/ids.js";
 import { isoTime } from "../../lib/time.js";
 import type { DatabaseWithPlacement } from "../../store/databases.js";
@@ -14,10 +13,10 @@ import {
   requireOrgAccess,
 } from "../core/access-tx.js";
 import { audit } from "../core/audit-tx.js";
-import type { Ctx } from "../core/context.js";
 import { checkDatabaseName } from "../core/names.js";
 import { type Group, statusOf, toGroup } from "../groups/views.js";
 import { requireQuota } from "../plans/quota-tx.js";
+import type { DatabaseCtx } from "./ports.js";
 import { type Database, toDatabase } from "./views.js";
 
 /**
@@ -31,7 +30,7 @@ import { type Database, toDatabase } from "./views.js";
 /** The organization to transfer to, once the caller is an owner or admin there. */
 async function requireTarget(
   r: Repos,
-  ctx: Ctx,
+  ctx: DatabaseCtx,
   from: OrganizationRow,
   slug: string,
 ): Promise<OrganizationRow> {
@@ -115,7 +114,7 @@ async function locationsOf(r: Repos, groupId: string): Promise<string[]> {
  * another organization. The caller must be an owner or admin of both.
  */
 export async function transferGroup(
-  ctx: Ctx,
+  ctx: DatabaseCtx,
   slug: string,
   name: string,
   targetSlug: string,
@@ -159,7 +158,7 @@ export async function transferGroup(
 /** Finds or makes the group a transferred database lands in; see `transferDatabase`. */
 async function landingGroup(
   r: Repos,
-  ctx: Ctx,
+  ctx: DatabaseCtx,
   target: OrganizationRow,
   db: DatabaseWithPlacement,
   locations: readonly string[],
@@ -211,7 +210,7 @@ async function landingGroup(
  * or admin of both organizations.
  */
 export async function transferDatabase(
-  ctx: Ctx,
+  ctx: DatabaseCtx,
   slug: string,
   name: string,
   targetSlug: string,
@@ -247,15 +246,17 @@ export async function transferDatabase(
   });
   deps.directory.invalidate();
   const id = plan.database.id;
-  await removeInstances(
-    deps,
-    plan.dropped.map((location) => ({ dbId: id, location, primary: false })),
-  );
+  await deps.instances.remove(plan.dropped.map((location) => ({ dbId: id, location, primary: false })));
   for (const location of plan.added) {
     // As on create: a replica that can't be built now is built by the next reconciliation.
-    await buildReplicas(deps, [id], location).catch((e: unknown) =>
-      deps.log.error({ err: e, dbId: id, location }, "could not build a replica; reconciliation will retry"),
-    );
+    await deps.instances
+      .buildReplicas([id], location)
+      .catch((e: unknown) =>
+        deps.log.error(
+          { err: e, dbId: id, location },
+          "could not build a replica; reconciliation will retry",
+        ),
+      );
   }
   return plan.database;
 }
@@ -263,7 +264,7 @@ export async function transferDatabase(
 /** A transfer shows in both organizations' audit logs, each saying where the thing went or came from. */
 async function auditBothSides(
   r: Repos,
-  ctx: Ctx,
+  ctx: DatabaseCtx,
   orgs: { from: { id: string; slug: string }; to: { id: string; slug: string } },
   code: string,
   what: string,

@@ -1,7 +1,7 @@
 import { InvalidError } from "../../errors.js";
 import { requireDatabase } from "../core/access-tx.js";
-import type { Ctx } from "../core/context.js";
 import { parseTime } from "./database-usage.js";
+import type { DatabaseCtx } from "./ports.js";
 
 /** Longest period one request may ask for, in days. */
 export const MAX_HISTORY_DAYS = 366;
@@ -33,7 +33,7 @@ const dayOf = (t: Date) => t.toISOString().slice(0, 10);
  * carried over days without writes; today's is measured now.
  */
 export async function getUsageHistory(
-  ctx: Ctx,
+  ctx: DatabaseCtx,
   slug: string,
   name: string,
   range: { from?: string; to?: string },

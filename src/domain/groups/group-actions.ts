@@ -3,20 +3,20 @@ import type { GroupRow } from "../../store/schema.js";
 import type { Repos } from "../../store/store.js";
 import { requireGroup } from "../core/access-tx.js";
 import { audit } from "../core/audit-tx.js";
-import type { Ctx } from "../core/context.js";
 import { checkGroupName } from "../core/names.js";
+import type { GroupCtx } from "./ports.js";
 import { type Group, statusOf, toGroup } from "./views.js";
 
 export interface GroupConfiguration {
   deleteProtection: boolean;
 }
 
-async function view(r: Repos, ctx: Ctx, row: GroupRow): Promise<Group> {
+async function view(r: Repos, ctx: GroupCtx, row: GroupRow): Promise<Group> {
   return toGroup(row, (await r.groups.locationsOf([row.id])).get(row.id) ?? [], statusOf(ctx.deps));
 }
 
 export async function getGroupConfiguration(
-  ctx: Ctx,
+  ctx: GroupCtx,
   slug: string,
   name: string,
 ): Promise<GroupConfiguration> {
@@ -28,7 +28,7 @@ export async function getGroupConfiguration(
 
 /** Turns a group's delete protection on or off; an absent field changes nothing. */
 export async function updateGroupConfiguration(
-  ctx: Ctx,
+  ctx: GroupCtx,
   slug: string,
   name: string,
   patch: { deleteProtection?: boolean },
@@ -56,7 +56,12 @@ export async function updateGroupConfiguration(
  * Renames a group. Nothing else changes: database hostnames are `<db>-<org>` and never name the
  * group, and group tokens (SQL and API) are bound to the group's id, so they keep working.
  */
-export async function renameGroup(ctx: Ctx, slug: string, name: string, newName: string): Promise<Group> {
+export async function renameGroup(
+  ctx: GroupCtx,
+  slug: string,
+  name: string,
+  newName: string,
+): Promise<Group> {
   checkGroupName(newName);
   const group = await ctx.deps.store.write(async (r) => {
     const { org, group } = await requireGroup(r, ctx.actor, slug, name, "group:configure");
@@ -82,7 +87,7 @@ export async function renameGroup(ctx: Ctx, slug: string, name: string, newName:
  * Clears a group's archived flag. Shoal never archives a group by itself (an idle database costs
  * nothing to keep); the flag is only ever set from outside the API, and this undoes it.
  */
-export async function unarchiveGroup(ctx: Ctx, slug: string, name: string): Promise<Group> {
+export async function unarchiveGroup(ctx: GroupCtx, slug: string, name: string): Promise<Group> {
   const group = await ctx.deps.store.write(async (r) => {
     const { org, group } = await requireGroup(r, ctx.actor, slug, name, "group:configure");
     const was = group.archived === 1;
@@ -106,7 +111,7 @@ export async function unarchiveGroup(ctx: Ctx, slug: string, name: string): Prom
  * always runs the engine bundled with the running Shoal, so there is nothing to upgrade: the call
  * is recorded and answers at once, without downtime.
  */
-export async function updateGroupVersion(ctx: Ctx, slug: string, name: string): Promise<void> {
+export async function updateGroupVersion(ctx: GroupCtx, slug: string, name: string): Promise<void> {
   await ctx.deps.store.write(async (r) => {
     const { org } = await requireGroup(r, ctx.actor, slug, name, "group:configure");
     await audit(

@@ -1,12 +1,11 @@
 import { InvalidError, UnavailableError } from "../../errors.js";
-import { buildReplicas, removeInstances } from "../../hosting/instance-lifecycle.js";
 import { isoTime } from "../../lib/time.js";
 import { requireFilesHere } from "../cluster/placement-tx.js";
 import { requireGroup } from "../core/access-tx.js";
 import { audit } from "../core/audit-tx.js";
-import type { Ctx, Deps } from "../core/context.js";
 import type { InstanceRef } from "../core/ports.js";
 import { requireLocationQuota } from "../plans/quota-tx.js";
+import type { GroupCtx, GroupPorts } from "./ports.js";
 import { type Group, toGroup } from "./views.js";
 
 /** A location change asked for through the legacy instance routes, on behalf of one database. */
@@ -23,7 +22,7 @@ export interface ViaDatabase {
  * already has changes nothing, so the call is safe to retry.
  */
 export async function addGroupLocation(
-  ctx: Ctx,
+  ctx: GroupCtx,
   slug: string,
   groupName: string,
   location: string,
@@ -66,7 +65,7 @@ export async function addGroupLocation(
   if (!plan.added) return plan.group;
   deps.directory.invalidate();
   try {
-    await buildReplicas(deps, plan.dbIds, location);
+    await deps.instances.buildReplicas(plan.dbIds, location);
   } catch (e) {
     // Undo the whole operation rather than leave a location whose replicas are partly missing.
     deps.log.error(
@@ -79,15 +78,12 @@ export async function addGroupLocation(
   return plan.group;
 }
 
-async function dropLocation(deps: Deps, groupId: string, location: string): Promise<void> {
+async function dropLocation(deps: GroupPorts, groupId: string, location: string): Promise<void> {
   const ids = await deps.store.write(async (r) => {
     await r.groups.deleteLocation(groupId, location);
     return r.databases.idsInGroup(groupId);
   });
-  await removeInstances(
-    deps,
-    ids.map((dbId) => ({ dbId, location, primary: false })),
-  );
+  await deps.instances.remove(ids.map((dbId) => ({ dbId, location, primary: false })));
 }
 
 /**
@@ -96,7 +92,7 @@ async function dropLocation(deps: Deps, groupId: string, location: string): Prom
  * (`via`), only while that database is the group's only one: the location belongs to the group.
  */
 export async function removeGroupLocation(
-  ctx: Ctx,
+  ctx: GroupCtx,
   slug: string,
   groupName: string,
   location: string,
@@ -139,7 +135,7 @@ export async function removeGroupLocation(
       removed: ids.map((dbId) => ({ dbId, location, primary: false })),
     };
   });
-  await removeInstances(deps, removed);
+  await deps.instances.remove(removed);
   return group;
 }
 
@@ -149,7 +145,7 @@ export async function removeGroupLocation(
  * ready. Times out with a 503 after `timeoutMs`.
  */
 export async function waitForLocation(
-  ctx: Ctx,
+  ctx: GroupCtx,
   slug: string,
   groupName: string,
   location: string,

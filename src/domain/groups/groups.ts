@@ -1,5 +1,4 @@
 import { ConflictError, InvalidError, UniqueViolationError } from "../../errors.js";
-import { removeInstances } from "../../hosting/instance-lifecycle.js";
 import { decodeStringCursor, type Page, type PageRequest, pageOf } from "../../lib/cursor.js";
 import { newUuid } from "../../lib/ids.js";
 import { isoTime } from "../../lib/time.js";
@@ -7,14 +6,20 @@ import type { Repos } from "../../store/store.js";
 import { requireFilesHere } from "../cluster/placement-tx.js";
 import { groupNotFound, requireGroup, requireOrgAccess } from "../core/access-tx.js";
 import { audit } from "../core/audit-tx.js";
-import type { Ctx, Deps } from "../core/context.js";
 import { instancesOfGroup } from "../core/instances-tx.js";
 import { checkGroupName } from "../core/names.js";
+import type { ReplicaStatus } from "../core/ports.js";
 import { requireLocationQuota, requireQuota } from "../plans/quota-tx.js";
+import type { GroupCtx } from "./ports.js";
 import { type Group, statusOf, toGroup } from "./views.js";
 
 /** Loads a group by name within an organization, with its locations. */
-async function loadGroup(r: Repos, orgId: string, name: string, deps?: Deps): Promise<Group | undefined> {
+async function loadGroup(
+  r: Repos,
+  orgId: string,
+  name: string,
+  deps?: { replicas: ReplicaStatus },
+): Promise<Group | undefined> {
   const row = await r.groups.findByName(orgId, name);
   if (!row) return undefined;
   return toGroup(row, (await r.groups.locationsOf([row.id])).get(row.id) ?? [], statusOf(deps));
@@ -22,7 +27,7 @@ async function loadGroup(r: Repos, orgId: string, name: string, deps?: Deps): Pr
 
 /** Creates a group whose primary location is `location` (the catalogue's first when omitted). */
 export async function createGroup(
-  ctx: Ctx,
+  ctx: GroupCtx,
   slug: string,
   input: { name: string; location?: string },
 ): Promise<Group> {
@@ -60,7 +65,7 @@ export async function createGroup(
 }
 
 /** An organization's groups by name, in pages when `page.limit` is set. */
-export async function listGroups(ctx: Ctx, slug: string, page: PageRequest = {}): Promise<Page<Group>> {
+export async function listGroups(ctx: GroupCtx, slug: string, page: PageRequest = {}): Promise<Page<Group>> {
   const after = decodeStringCursor(page.cursor);
   return ctx.deps.store.read(async (r) => {
     const { org } = await requireOrgAccess(r, ctx.actor, slug, "read");
@@ -82,7 +87,7 @@ export async function listGroups(ctx: Ctx, slug: string, page: PageRequest = {})
   });
 }
 
-export async function getGroup(ctx: Ctx, slug: string, name: string): Promise<Group> {
+export async function getGroup(ctx: GroupCtx, slug: string, name: string): Promise<Group> {
   return ctx.deps.store.read(async (r) => {
     const { org } = await requireGroup(r, ctx.actor, slug, name, "read");
     const group = await loadGroup(r, org.id, name, ctx.deps);
@@ -92,7 +97,7 @@ export async function getGroup(ctx: Ctx, slug: string, name: string): Promise<Gr
 }
 
 /** Deletes a group with all its databases and their files. */
-export async function deleteGroup(ctx: Ctx, slug: string, name: string): Promise<Group> {
+export async function deleteGroup(ctx: GroupCtx, slug: string, name: string): Promise<Group> {
   const { group, instances } = await ctx.deps.store.write(async (r) => {
     const { org } = await requireOrgAccess(r, ctx.actor, slug, "group:delete");
     // The organization before the group (its counts change), as in every transaction.
@@ -122,6 +127,6 @@ export async function deleteGroup(ctx: Ctx, slug: string, name: string): Promise
     await audit(r, ctx, org.id, "group-delete", `group ${name} deleted`, { group: name });
     return { group, instances };
   });
-  await removeInstances(ctx.deps, instances);
+  await ctx.deps.instances.remove(instances);
   return group;
 }

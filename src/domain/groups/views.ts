@@ -1,5 +1,5 @@
 import type { GroupRow } from "../../store/schema.js";
-import type { Deps } from "../core/context.js";
+import type { ReplicaStatus } from "../core/ports.js";
 
 export interface Group {
   id: string;
@@ -32,6 +32,6 @@ export function toGroup(
 }
 
 /** How a group reports its locations: the replication layer knows whether each one is serving. */
-export function statusOf(deps: Deps | undefined): (location: string) => "up" | "down" {
+export function statusOf(deps: { replicas: ReplicaStatus } | undefined): (location: string) => "up" | "down" {
   return (l) => deps?.replicas.status(l) ?? "up";
 }

@@ -3,9 +3,9 @@ import { derivedUuid } from "../../lib/ids.js";
 import type { OrganizationRow } from "../../store/schema.js";
 import type { Repos } from "../../store/store.js";
 import { requireOrgAccess } from "../core/access-tx.js";
-import type { Ctx } from "../core/context.js";
 import { storageOf } from "./blocking-tx.js";
 import { currentPeriod } from "./period.js";
+import type { PlanCtx } from "./ports.js";
 import { type Quotas, toPlan } from "./views.js";
 
 export interface UsageAmounts {
@@ -60,7 +60,7 @@ export type InvoiceFilter = "all" | "upcoming" | "issued";
  * Usage and invoices cover the whole organization, so a token restricted to one group may not
  * read them; viewers may.
  */
-async function requireBillingReader(r: Repos, ctx: Ctx, slug: string): Promise<OrganizationRow> {
+async function requireBillingReader(r: Repos, ctx: PlanCtx, slug: string): Promise<OrganizationRow> {
   const { org } = await requireOrgAccess(r, ctx.actor, slug, "read");
   if (ctx.actor.groupId !== null) {
     throw new ForbiddenError("a group-scoped API token cannot read the organization's usage or invoices");
@@ -74,7 +74,7 @@ async function requireBillingReader(r: Repos, ctx: Ctx, slug: string): Promise<O
  * during the month; storage is measured from the files now. Every statement runs on the primary,
  * so its instance carries the row counts.
  */
-export async function getOrganizationUsage(ctx: Ctx, slug: string): Promise<OrganizationUsage> {
+export async function getOrganizationUsage(ctx: PlanCtx, slug: string): Promise<OrganizationUsage> {
   const org = await ctx.deps.store.read((r) => requireBillingReader(r, ctx, slug));
   await ctx.deps.meter.flush();
   const p = currentPeriod(ctx.deps.clock());
@@ -138,7 +138,7 @@ function nextMonth(month: string): string {
  * the organization's current plan; storage is known only for now, so only the upcoming invoice
  * has a storage line.
  */
-export async function listInvoices(ctx: Ctx, slug: string, filter: InvoiceFilter): Promise<Invoice[]> {
+export async function listInvoices(ctx: PlanCtx, slug: string, filter: InvoiceFilter): Promise<Invoice[]> {
   const org = await ctx.deps.store.read((r) => requireBillingReader(r, ctx, slug));
   await ctx.deps.meter.flush();
   const current = currentPeriod(ctx.deps.clock()).month;

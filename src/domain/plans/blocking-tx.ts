@@ -1,8 +1,10 @@
+import type { Clock } from "../../lib/time.js";
 import { isoTime } from "../../lib/time.js";
 import type { OrganizationRow } from "../../store/schema.js";
 import type { Repos } from "../../store/store.js";
 import { audit } from "../core/audit-tx.js";
-import type { Ctx, Deps } from "../core/context.js";
+import type { Ctx } from "../core/context.js";
+import type { FileFacts } from "../core/ports.js";
 import { currentPeriod } from "./period.js";
 
 /** Audit code of a block set or lifted by the plan's quotas (Turso has none for this). */
@@ -24,10 +26,20 @@ export interface Verdict {
 }
 
 /** Bytes the organization's databases take now: each primary file with its WAL. */
-export async function storageOf(r: Repos, deps: Pick<Deps, "files">, orgId: string): Promise<number> {
+export async function storageOf(
+  r: Repos,
+  deps: { files: Pick<FileFacts, "sizeOf"> },
+  orgId: string,
+): Promise<number> {
   let bytes = 0;
   for (const d of await r.databases.list(orgId)) bytes += deps.files.sizeOf(d.primary_location, d.id);
   return bytes;
+}
+
+/** What judging reaches: the files' sizes and the month it is. */
+export interface JudgePorts {
+  files: Pick<FileFacts, "sizeOf">;
+  clock: Clock;
 }
 
 /** The facts about an organization that judging needs. */
@@ -37,7 +49,7 @@ type Judged = Pick<OrganizationRow, "id" | "plan" | "overages">;
  * Judges an organization against its plan. A quota is used up when this month's usage has reached
  * it (so a quota of 0 allows nothing). With overages on nothing is ever blocked.
  */
-export async function judge(r: Repos, deps: Pick<Deps, "files" | "clock">, org: Judged): Promise<Verdict> {
+export async function judge(r: Repos, deps: JudgePorts, org: Judged): Promise<Verdict> {
   const v: Verdict = { reads: false, writes: false, reasons: [] };
   if (org.overages === 1) return v;
   const plan = await r.plans.find(org.plan);
@@ -76,12 +88,7 @@ function describe(v: Verdict, org: OrganizationRow): string {
  * The organization is locked first, so a concurrent overages change and a usage flush can't
  * store verdicts made on each other's stale view.
  */
-export async function settleBlocking(
-  r: Repos,
-  deps: Pick<Deps, "files" | "clock">,
-  orgId: string,
-  ctx?: Ctx,
-): Promise<boolean> {
+export async function settleBlocking(r: Repos, deps: JudgePorts, orgId: string, ctx?: Ctx): Promise<boolean> {
   await r.plans.lockOrganization(orgId);
   const org = await r.organizations.findById(orgId);
   if (!org) return false;

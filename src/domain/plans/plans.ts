@@ -4,15 +4,15 @@ import type { PlanRow, PlansTable } from "../../store/schema.js";
 import type { Repos } from "../../store/store.js";
 import { requireOrgAccess } from "../core/access-tx.js";
 import { audit } from "../core/audit-tx.js";
-import type { Ctx } from "../core/context.js";
 import { requireInstanceAdmin } from "../core/roles.js";
 import { settleBlocking } from "./blocking-tx.js";
+import type { PlanCtx } from "./ports.js";
 import { COLUMN, type Plan, type Quotas, type Subscription, toPlan } from "./views.js";
 
 const PLAN_NAME = /^[a-z0-9](?:[a-z0-9-]{0,62}[a-z0-9])?$/;
 const PRICE = /^\d{1,12}(?:\.\d{1,2})?$/;
 
-function requireAdmin(ctx: Ctx, what: string): void {
+function requireAdmin(ctx: PlanCtx, what: string): void {
   requireInstanceAdmin(ctx.actor, what);
 }
 
@@ -35,7 +35,13 @@ function columnsOf(input: { price?: string; quotas?: Partial<Quotas> }): Partial
   return out as Partial<PlansTable>;
 }
 
-async function adminAudit(r: Repos, ctx: Ctx, code: string, message: string, data: Record<string, unknown>) {
+async function adminAudit(
+  r: Repos,
+  ctx: PlanCtx,
+  code: string,
+  message: string,
+  data: Record<string, unknown>,
+) {
   const own = await r.organizations.findBySlug(ctx.actor.username);
   if (own) await audit(r, ctx, own.id, code, message, data);
 }
@@ -43,7 +49,7 @@ async function adminAudit(r: Repos, ctx: Ctx, code: string, message: string, dat
 const planNotFound = (name: string) => new NotFoundError(`plan ${name} not found`);
 
 /** `GET /v1/admin/plans`: every plan with how many organizations are on it. */
-export async function listAllPlans(ctx: Ctx): Promise<Array<Plan & { organizations: number }>> {
+export async function listAllPlans(ctx: PlanCtx): Promise<Array<Plan & { organizations: number }>> {
   requireAdmin(ctx, "manage plans");
   return ctx.deps.store.read(async (r) => {
     const out = [];
@@ -56,7 +62,7 @@ export async function listAllPlans(ctx: Ctx): Promise<Array<Plan & { organizatio
 
 /** `POST /v1/admin/plans`: a new plan; quotas left out are unlimited. */
 export async function createPlan(
-  ctx: Ctx,
+  ctx: PlanCtx,
   input: { name: string; price?: string; quotas?: Partial<Quotas> },
 ): Promise<Plan> {
   requireAdmin(ctx, "manage plans");
@@ -97,7 +103,7 @@ export async function createPlan(
  * one blocks at once). Creates already refused stay refused; nothing is removed when a plan shrinks.
  */
 export async function updatePlan(
-  ctx: Ctx,
+  ctx: PlanCtx,
   name: string,
   input: { price?: string; quotas?: Partial<Quotas> },
 ): Promise<Plan> {
@@ -121,7 +127,7 @@ export async function updatePlan(
 }
 
 /** `DELETE /v1/admin/plans/{plan}`: refused while organizations use it, and for the default plan. */
-export async function deletePlan(ctx: Ctx, name: string): Promise<void> {
+export async function deletePlan(ctx: PlanCtx, name: string): Promise<void> {
   requireAdmin(ctx, "manage plans");
   await ctx.deps.store.write(async (r) => {
     await r.plans.lockPlan(name);
@@ -141,7 +147,7 @@ export async function deletePlan(ctx: Ctx, name: string): Promise<void> {
 }
 
 /** `GET …/plans` (and `/v1/plans`): the plans of this instance, for any member. */
-export async function listPlans(ctx: Ctx, slug: string): Promise<Plan[]> {
+export async function listPlans(ctx: PlanCtx, slug: string): Promise<Plan[]> {
   return ctx.deps.store.read(async (r) => {
     await requireOrgAccess(r, ctx.actor, slug, "read");
     return (await r.plans.list()).map(toPlan);
@@ -149,7 +155,7 @@ export async function listPlans(ctx: Ctx, slug: string): Promise<Plan[]> {
 }
 
 /** `GET …/subscription`: the organization's plan and overages. */
-export async function getSubscription(ctx: Ctx, slug: string): Promise<Subscription> {
+export async function getSubscription(ctx: PlanCtx, slug: string): Promise<Subscription> {
   const { org } = await ctx.deps.store.read((r) => requireOrgAccess(r, ctx.actor, slug, "read"));
   return { plan: org.plan, overages: org.overages === 1, timeline: "monthly" };
 }
@@ -160,7 +166,11 @@ export async function getSubscription(ctx: Ctx, slug: string): Promise<Subscript
  * organization is judged against the new plan in the same transaction: a larger plan lifts a
  * block at once.
  */
-export async function setOrganizationPlan(ctx: Ctx, slug: string, planName: string): Promise<Subscription> {
+export async function setOrganizationPlan(
+  ctx: PlanCtx,
+  slug: string,
+  planName: string,
+): Promise<Subscription> {
   requireAdmin(ctx, "change an organization's plan; ask them for a larger plan");
   await ctx.deps.meter.flush();
   const { sub, changed } = await ctx.deps.store.write(async (r) => {

@@ -1,6 +1,9 @@
-import type { Deps } from "../core/context.js";
 import { judge, settleBlocking } from "./blocking-tx.js";
 import { currentPeriod } from "./period.js";
+import type { PlanPorts } from "./ports.js";
+
+/** What the judge reaches; the clock is read at each flush (tests move it to a new month). */
+export type QuotaJudgePorts = Pick<PlanPorts, "store" | "clock" | "log" | "files" | "directory">;
 
 /**
  * Judges plan quotas after each usage flush: the organizations whose counts the flush stored, at
@@ -14,7 +17,7 @@ export class QuotaJudge {
   private lastMonth = "";
 
   constructor(
-    private readonly deps: Deps,
+    private readonly deps: QuotaJudgePorts,
     private readonly sweepMs: number,
   ) {}
 
