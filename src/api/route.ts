@@ -7,11 +7,11 @@ import {
   completeIdempotent,
   requestFingerprint,
 } from "../domain/accounts/idempotency.js";
-import { InvalidError, LimitExceededError } from "../errors.js";
 import { parseLenientJson } from "../lib/json-body.js";
 import { resolveCtx } from "./auth.js";
 import { bodyText, MAX_API_BODY_BYTES, refuseDeclaredTooLarge } from "./body.js";
 import type { ApiCtx, AppEnv } from "./env.js";
+import { apiErrors } from "./errors.js";
 import { forwardable, forwardToHolder } from "./forward.js";
 
 export const ErrorBody = z
@@ -103,9 +103,7 @@ function enforceRateLimit(c: Context<AppEnv>, tokenId: string): void {
   c.header("RateLimit", `"per-token";r=${d.remaining};t=${d.resetSeconds}`);
   if (!d.allowed) {
     c.header("Retry-After", String(d.resetSeconds));
-    throw new LimitExceededError(
-      `rate limit exceeded: ${d.limit} requests per ${limiter.policy.windowSeconds} s for this API token; retry in ${d.resetSeconds} s`,
-    );
+    throw apiErrors.rateLimited(d.limit, limiter.policy.windowSeconds, d.resetSeconds);
   }
 }
 
@@ -148,7 +146,7 @@ function parse<T extends z.ZodType>(schema: T, value: unknown, where: string): z
   if (r.success) return r.data;
   const issue = r.error.issues[0];
   const at = issue && issue.path.length > 0 ? `${issue.path.join(".")}: ` : "";
-  throw new InvalidError(`invalid ${where}: ${at}${issue?.message ?? "malformed"}`);
+  throw apiErrors.invalidInput(where, at, issue?.message ?? "malformed");
 }
 
 /**
@@ -283,7 +281,7 @@ async function run<
   let body: unknown = {};
   if (def.body) {
     const json = parseLenientJson(await bodyText(c));
-    if (!json.ok) throw new InvalidError(`invalid JSON body: ${json.error}`);
+    if (!json.ok) throw apiErrors.invalidJson(json.error);
     body = parse(def.body, json.value, "request body");
   }
   return def.handler({

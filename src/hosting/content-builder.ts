@@ -12,9 +12,9 @@ import type { ConnectionPool } from "../engine/pool.js";
 import { createWithSchema, readSchema } from "../engine/schema-copy.js";
 import { DatabaseFileError, fileBytes, finishDatabaseFile, snapshotInto } from "../engine/snapshot.js";
 import { damagedMessage, isDamaged } from "../engine/sqlite-errors.js";
-import { ConflictError, InvalidError, NotFoundError } from "../errors.js";
 import type { Clock } from "../lib/time.js";
 import type { DatabaseWithPlacement } from "../store/databases.js";
+import { hostingErrors } from "./errors.js";
 import { schemaJournal } from "./schema-propagation.js";
 
 /** What building a new database's content reaches. */
@@ -60,10 +60,8 @@ function copyDatabase(
         deps.pool.checkin(conn);
       }
     } catch (e) {
-      if (isDamaged(e))
-        throw new ConflictError(`database ${source.name} can't be copied: ${damagedMessage(e)}`);
-      if (e instanceof DatabaseFileError)
-        throw new ConflictError(`database ${source.name} can't be copied: ${e.message}`);
+      if (isDamaged(e)) throw hostingErrors.uncopyable(source.name, damagedMessage(e));
+      if (e instanceof DatabaseFileError) throw hostingErrors.uncopyable(source.name, e.message);
       throw e;
     }
     return { parentId: source.id, branchedAt: new Date(now).toISOString() };
@@ -84,20 +82,19 @@ function copyDatabase(
       now,
     });
   } catch (e) {
-    if (e instanceof DatabaseFileError)
-      throw new InvalidError(`the restored database is damaged: ${e.message}`);
+    if (e instanceof DatabaseFileError) throw hostingErrors.restoredDamaged(e.message);
     throw e;
   } finally {
     if (conn) deps.pool.checkin(conn);
   }
   if (outcome.kind === "future") {
-    throw new InvalidError(
-      `seed.timestamp ${new Date(at).toISOString()} is in the future (the server's time is ${new Date(outcome.now).toISOString()})`,
-    );
+    throw hostingErrors.restoreInFuture(new Date(at).toISOString(), new Date(outcome.now).toISOString());
   }
   if (outcome.kind === "before-history") {
-    throw new InvalidError(
-      `seed.timestamp ${new Date(at).toISOString()} is older than the history of database ${source.name}: it goes back to ${new Date(outcome.earliest).toISOString()}`,
+    throw hostingErrors.restoreBeforeHistory(
+      new Date(at).toISOString(),
+      source.name,
+      new Date(outcome.earliest).toISOString(),
     );
   }
   return { parentId: source.id, branchedAt: new Date(at).toISOString() };
@@ -111,16 +108,14 @@ function loadDump(deps: ContentBuilderPorts, dumpId: string, dest: string, maxBy
   } catch (e) {
     // Used by another create that finished first, or expired since it was checked.
     if ((e as NodeJS.ErrnoException).code === "ENOENT") {
-      throw new InvalidError(
-        "seed.url names a dump that doesn't exist any more: it was used or expired; upload it again",
-      );
+      throw hostingErrors.dumpUsedUp();
     }
     throw e;
   }
   try {
     importDump(text, dest, maxBytes > 0 ? Math.floor(maxBytes / 4096) : 0);
   } catch (e) {
-    if (e instanceof DumpError) throw new InvalidError(`the dump could not be loaded: ${e.message}`);
+    if (e instanceof DumpError) throw hostingErrors.dumpFailed(e.message);
     throw e;
   }
 }
@@ -144,9 +139,7 @@ async function buildContent(
     await flushClosing();
     const bytes = fileBytes(dest);
     if (maxBytes > 0 && bytes > maxBytes) {
-      throw new InvalidError(
-        `the seed makes a database of ${bytes} bytes, more than its size_limit of ${maxBytes} bytes`,
-      );
+      throw hostingErrors.seedTooLarge(bytes, maxBytes);
     }
     return built;
   } catch (e) {
@@ -189,9 +182,7 @@ async function build(
     } catch (e) {
       // Deleted between the checks and the copy: as if it had never been there.
       if (!deps.files.exists(source.primary_location, source.id)) {
-        throw new NotFoundError(
-          `could not find database with name ${source.name}: it was deleted while being copied`,
-        );
+        throw hostingErrors.sourceDeleted(source.name);
       }
       throw e;
     }

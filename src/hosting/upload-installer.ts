@@ -1,5 +1,6 @@
 import { renameSync, rmSync } from "node:fs";
 import type { DataPlaneCache, Instances, ReplicaPort, StoreAccess } from "../domain/core/ports.js";
+import { dataAccessErrors } from "../domain/data-access/errors.js";
 import { type UploadTarget, uploadTempPath } from "../domain/data-access/upload-target.js";
 import type { PendingUploads } from "../domain/databases/ports.js";
 import type { FrameLogs } from "../engine/frame-logs.js";
@@ -8,9 +9,9 @@ import type { InstanceFiles } from "../engine/instance-files.js";
 import type { ConnectionPool } from "../engine/pool.js";
 import { DatabaseFileError, fileBytes, finishDatabaseFile } from "../engine/snapshot.js";
 import { checkUploadHeader, UploadRejectedError } from "../engine/upload-check.js";
-import { ConflictError, InvalidError, NotFoundError, UnavailableError } from "../errors.js";
 import type { Logger } from "../lib/logger.js";
 import { type Clock, isoTime } from "../lib/time.js";
+import { hostingErrors } from "./errors.js";
 
 /** How long an install waits for the connections still open on the empty database to finish. */
 const DRAIN_MS = 10_000;
@@ -43,10 +44,7 @@ export class UploadInstaller implements PendingUploads {
    */
   async install(target: UploadTarget, file: string): Promise<void> {
     if (this.installing.has(target.id)) {
-      throw new ConflictError(
-        `an upload of database ${target.name} is already being installed`,
-        "UPLOAD_BUSY",
-      );
+      throw hostingErrors.uploadInstalling(target.name);
     }
     this.installing.add(target.id);
     try {
@@ -67,11 +65,8 @@ async function installUpload(deps: UploadInstallerPorts, target: UploadTarget, f
   deps.directory.invalidate();
   if (!started) {
     const exists = await deps.store.read((r) => r.databases.findById(target.id));
-    if (!exists) throw new NotFoundError("database not found", "DATABASE_NOT_FOUND");
-    throw new ConflictError(
-      `database ${target.name} already received its upload`,
-      "DATABASE_NOT_AWAITING_UPLOAD",
-    );
+    if (!exists) throw dataAccessErrors.noDatabase();
+    throw hostingErrors.uploadDone(target.name);
   }
   try {
     await swapIn(deps, target, file);
@@ -94,30 +89,24 @@ async function installUpload(deps: UploadInstallerPorts, target: UploadTarget, f
     return true;
   });
   deps.directory.invalidate();
-  if (!done) throw new NotFoundError("database not found", "DATABASE_NOT_FOUND");
+  if (!done) throw dataAccessErrors.noDatabase();
   await rebuildReplicas(deps, target);
 }
 
 function checkFile(file: string, maxBytes: number): void {
   const bytes = fileBytes(file);
   if (bytes > maxBytes) {
-    throw new InvalidError(
-      `the database file is ${bytes} bytes, more than the ${maxBytes} allowed (the database's size limit)`,
-      "INVALID_DATABASE_FILE",
-    );
+    throw hostingErrors.uploadTooLarge(bytes, maxBytes);
   }
   try {
     checkUploadHeader(file);
     finishDatabaseFile(file);
   } catch (e) {
     if (e instanceof UploadRejectedError || e instanceof DatabaseFileError)
-      throw new InvalidError(e.message, "INVALID_DATABASE_FILE");
+      throw hostingErrors.invalidDatabaseFile(e.message);
     // SQLite's own refusal ("file is not a database", "database disk image is malformed").
     if (e instanceof Error && "code" in e && String(e.code).startsWith("SQLITE_"))
-      throw new InvalidError(
-        `the file is not a valid SQLite database: ${e.message}`,
-        "INVALID_DATABASE_FILE",
-      );
+      throw hostingErrors.notSqlite(e.message);
     throw e;
   }
 }
@@ -131,14 +120,13 @@ async function swapIn(deps: UploadInstallerPorts, target: UploadTarget, file: st
   try {
     await lock.acquire(owner, DRAIN_MS);
   } catch {
-    throw new UnavailableError(`database ${target.name} is busy; retry the upload`, "UPLOAD_BUSY");
+    throw hostingErrors.uploadBusy(target.name);
   }
   try {
     deps.pool.retire(target.path);
     const deadline = Date.now() + DRAIN_MS;
     while (deps.pool.inUse(target.path) > 0) {
-      if (Date.now() > deadline)
-        throw new UnavailableError(`database ${target.name} is busy; retry the upload`, "UPLOAD_BUSY");
+      if (Date.now() > deadline) throw hostingErrors.uploadBusy(target.name);
       await new Promise((resolve) => setTimeout(resolve, 10));
     }
     await flushClosing();

@@ -7,7 +7,7 @@ import {
   rotateGroupTokens,
   type TokenRequest,
 } from "../../domain/data-access/db-tokens.js";
-import { InvalidError } from "../../errors.js";
+import { apiErrors } from "../errors.js";
 import { DatabaseParams, GroupParams, optional } from "../params.js";
 import { type Route, route } from "../route.js";
 
@@ -43,7 +43,7 @@ const tokenErrors = { 400: "Invalid expiration format, or an invalid authorizati
 
 function tokenRequest(query: z.infer<typeof TokenQuery>, body: z.infer<typeof TokenBody>): TokenRequest {
   if (body.fine_grained_permissions && body.fine_grained_permissions.length > 0) {
-    throw new InvalidError("fine-grained (table-level) permissions are not supported");
+    throw apiErrors.noFineGrainedPermissions();
   }
   return {
     expiration: query.expiration,

@@ -1,8 +1,8 @@
 import { z } from "@hono/zod-openapi";
 import { createInvite, deleteInvite, type Invite, listInvites } from "../../domain/accounts/invites.js";
 import type { Organization } from "../../domain/accounts/views.js";
-import { InvalidError } from "../../errors.js";
 import type { ApiCtx } from "../env.js";
+import { apiErrors } from "../errors.js";
 import { OrgParams, optional, orgParam, pathParam } from "../params.js";
 import { type Route, route } from "../route.js";
 import { OrganizationWire, organizationWire } from "../wire/organization.js";
@@ -82,7 +82,7 @@ const InviteCreatedV2Wire = InviteV2Wire.extend({
 const V1Body = z.object({ email: optional(z.string()), role: optional(Role) });
 
 async function createV1(ctx: ApiCtx, slug: string, body: z.infer<typeof V1Body>) {
-  if (!body.email) throw new InvalidError("email is required");
+  if (!body.email) throw apiErrors.emailRequired();
   const made = await createInvite(ctx, slug, { email: body.email, role: body.role });
   return { invited: inviteV1Wire(made.invite, made.organization, made.token) };
 }

@@ -1,4 +1,4 @@
-import { ConflictError, UniqueViolationError } from "../../errors.js";
+import { UniqueViolationError } from "../../errors.js";
 import { newUuid } from "../../lib/ids.js";
 import { hashToken } from "../../lib/secrets.js";
 import type { Clock } from "../../lib/time.js";
@@ -8,6 +8,7 @@ import { audit } from "../core/audit-tx.js";
 import { checkAccountName, checkEmail } from "../core/names.js";
 import type { Role, Scope } from "../core/roles.js";
 import { type MintedToken, newApiTokenValue } from "./api-token-auth.js";
+import { accountErrors } from "./errors.js";
 import type { AccountCtx, AccountPorts } from "./ports.js";
 import { type Member, toUser, type User } from "./views.js";
 
@@ -46,7 +47,7 @@ export async function insertApiToken(
       created_at: isoTime(now),
     });
   } catch (e) {
-    if (e instanceof UniqueViolationError) throw new ConflictError(`a token named ${name} already exists`);
+    if (e instanceof UniqueViolationError) throw accountErrors.tokenNameTaken(name);
     throw e;
   }
   return { id, name, token };
@@ -92,7 +93,7 @@ export async function insertAccount(
     });
   } catch (e) {
     // Usernames and organization slugs share one namespace (a personal org's slug is the username).
-    if (e instanceof UniqueViolationError) throw new ConflictError(`username ${a.username} is not available`);
+    if (e instanceof UniqueViolationError) throw accountErrors.usernameTaken(a.username);
     throw e;
   }
   await r.members.insert({ org_id: orgId, user_id: user.id, role: "owner", created_at: now });
@@ -115,7 +116,7 @@ export async function insertMember(
     await r.members.insert({ org_id: org.id, user_id: user.id, role, created_at: isoTime(ctx.deps.clock()) });
   } catch (e) {
     if (e instanceof UniqueViolationError) {
-      throw new ConflictError(`user ${user.username} is already a member of organization ${org.slug}`);
+      throw accountErrors.alreadyMember(user.username, org.slug);
     }
     throw e;
   }

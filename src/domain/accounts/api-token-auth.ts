@@ -1,8 +1,8 @@
-import { UnauthenticatedError } from "../../errors.js";
 import { newTokenId } from "../../lib/ids.js";
 import { jwtSegments, signJwt, verifyJwtSignature } from "../../lib/jwt.js";
 import { hashToken } from "../../lib/secrets.js";
 import type { Principal } from "../core/context.js";
+import { accountErrors } from "./errors.js";
 import type { AccountPorts } from "./ports.js";
 
 /** A freshly minted token: the only moment its secret value exists outside the caller's hands. */
@@ -22,20 +22,9 @@ export async function authenticate(
 ): Promise<Principal> {
   const row = await deps.store.read((r) => r.apiTokens.findByHash(hashToken(token)));
   if (!row) {
-    const mint = "mint one with POST /v1/auth/api-tokens/{name} (turso auth api-tokens mint <name>)";
-    // Turso's wording first (the official TS client's tests match on it), then what would help.
-    if (jwtSegments(token) !== 3) {
-      throw new UnauthenticatedError(
-        "token contains an invalid number of segments: this is no API token of this service (they are " +
-          `JWTs: three parts separated by dots, eyJ...); check that the whole token was copied, or ${mint}`,
-      );
-    }
-    if (await isDatabaseToken(deps, token)) {
-      throw new UnauthenticatedError(
-        `the token is a database token, which opens one database but not the management API: ${mint}`,
-      );
-    }
-    throw new UnauthenticatedError("invalid or revoked API token");
+    if (jwtSegments(token) !== 3) throw accountErrors.notAJwt();
+    if (await isDatabaseToken(deps, token)) throw accountErrors.databaseTokenOnApi();
+    throw accountErrors.invalidApiToken();
   }
   return {
     userId: row.user_id,

@@ -1,4 +1,3 @@
-import { ConflictError, ForbiddenError, InvalidError, NotFoundError } from "../../errors.js";
 import { echoable } from "../../lib/loggable-path.js";
 import type { TokenListing } from "../../store/api-tokens.js";
 import { requireGroup, requireOrgAccess } from "../core/access-tx.js";
@@ -8,6 +7,7 @@ import { checkTokenName } from "../core/names.js";
 import { expandScopes } from "../core/roles.js";
 import { insertApiToken, UNRESTRICTED } from "./account-tx.js";
 import type { MintedToken } from "./api-token-auth.js";
+import { accountErrors } from "./errors.js";
 import type { AccountCtx } from "./ports.js";
 import type { ApiTokenInfo } from "./views.js";
 
@@ -32,19 +32,19 @@ export async function createApiToken(
 ): Promise<MintedToken> {
   checkTokenName(name);
   const { actor } = ctx;
-  if (actor.groupId !== null) throw new ForbiddenError("a group-scoped API token cannot mint API tokens");
+  if (actor.groupId !== null) throw accountErrors.groupTokenCannotMint();
   if (input.group && !input.organization) {
-    throw new InvalidError("a group-scoped token needs organization as well as group");
+    throw accountErrors.groupTokenNeedsOrganization();
   }
   if (input.scopes && !input.group) {
-    throw new InvalidError("scopes apply to group-scoped tokens: pass group (and organization) too");
+    throw accountErrors.scopesNeedGroup();
   }
   if (input.group && (!input.scopes || input.scopes.length === 0)) {
-    throw new InvalidError("a group-scoped token needs at least one scope");
+    throw accountErrors.groupTokenNeedsScope();
   }
   const scopes = input.scopes ? expandScopes(input.scopes) : null;
   if (actor.orgId !== null && !input.organization) {
-    throw new ForbiddenError("an organization-scoped API token can only mint tokens for its organization");
+    throw accountErrors.organizationTokenMintsOwnOnly();
   }
   return ctx.deps.store.write(async (r) => {
     let restriction = UNRESTRICTED;
@@ -54,7 +54,7 @@ export async function createApiToken(
         const { org, group } = await requireGroup(r, actor, input.organization, input.group, "read");
         const { role } = await requireOrgAccess(r, actor, input.organization, "read");
         if (role !== "owner" && role !== "admin") {
-          throw new ForbiddenError("only organization admins or owners can mint group-scoped tokens");
+          throw accountErrors.onlyAdminsMintGroupTokens();
         }
         restriction = { orgId: org.id, groupId: group.id, scopes };
         auditOrg = org.id;
@@ -133,7 +133,7 @@ export async function revokeOrganizationToken(ctx: AccountCtx, slug: string, tok
       token !== undefined &&
       token.org_id === org.id &&
       (role === "owner" || role === "admin" || token.user_id === ctx.actor.userId);
-    if (!mayRevoke) throw new NotFoundError(`token ${tokenId} not found`);
+    if (!mayRevoke) throw accountErrors.tokenNotFound(tokenId);
     await r.apiTokens.deleteById(tokenId);
     await audit(r, ctx, org.id, "user-token-delete", `API token ${token.name} revoked`, {
       name: token.name,
@@ -147,23 +147,19 @@ export async function revokeApiToken(ctx: AccountCtx, name: string): Promise<voi
   const { actor } = ctx;
   await ctx.deps.store.write(async (r) => {
     const token = (await r.apiTokens.listForUser(actor.userId)).find((t) => t.name === name);
-    if (!token) throw new NotFoundError(`token ${echoable(name)} not found`);
+    if (!token) throw accountErrors.tokenNotFound(echoable(name));
     if (!withinReach(actor, token)) {
-      throw new ForbiddenError(
-        "a restricted API token can only revoke itself, or tokens of its own organization: use an unrestricted token",
-      );
+      throw accountErrors.restrictedTokenRevokesOwnOnly();
     }
     if (actor.isAdmin && token.org_id === null && token.group_id === null) {
       // As for /v1/auth/invalidate: an instance with no administrator credential can't be run.
       await r.users.lockAdmins();
       if ((await r.users.countAdminTokens()) <= 1) {
-        throw new ConflictError(
-          `token ${name} is the last unrestricted API token of any instance administrator; mint another one before revoking it`,
-        );
+        throw accountErrors.lastAdminToken(name);
       }
     }
     if (!(await r.apiTokens.deleteByName(actor.userId, name))) {
-      throw new NotFoundError(`token ${echoable(name)} not found`);
+      throw accountErrors.tokenNotFound(echoable(name));
     }
     const personal = await r.organizations.findBySlug(ctx.actor.username);
     if (personal)

@@ -1,7 +1,7 @@
-import { InvalidError } from "../../errors.js";
 import { decodeCursor, encodeCursor } from "../../lib/cursor.js";
 import type { AuditLogRow } from "../../store/schema.js";
 import { requireOrgAccess } from "../core/access-tx.js";
+import { accountErrors } from "./errors.js";
 import type { AccountCtx } from "./ports.js";
 
 export interface AuditEntry {
@@ -50,20 +50,21 @@ export async function listAuditLogs(
   q: { page?: number; pageSize?: number; limit?: number; cursor?: string; code?: string; author?: string },
 ): Promise<AuditPage> {
   if (q.pageSize !== undefined && q.limit !== undefined && q.pageSize !== q.limit) {
-    throw new InvalidError("give page_size or limit, not two different sizes");
+    throw accountErrors.twoPageSizes();
   }
   const pageSize = q.pageSize ?? q.limit ?? 100;
   if (pageSize < 1 || pageSize > MAX_PAGE_SIZE) {
-    throw new InvalidError(
-      `${q.pageSize === undefined && q.limit !== undefined ? "limit" : "page_size"} must be between 1 and ${MAX_PAGE_SIZE}`,
+    throw accountErrors.pageSizeOutOfRange(
+      q.pageSize === undefined && q.limit !== undefined ? "limit" : "page_size",
+      MAX_PAGE_SIZE,
     );
   }
   const page = q.page ?? 1;
-  if (page < 1) throw new InvalidError("page must be 1 or more");
+  if (page < 1) throw accountErrors.pageBelowOne();
   let before: number | undefined;
   if (q.cursor !== undefined) {
     const k = decodeCursor(q.cursor);
-    if (typeof k !== "number") throw new InvalidError("invalid cursor: it belongs to another list");
+    if (typeof k !== "number") throw accountErrors.foreignCursor();
     before = k;
   }
   return ctx.deps.store.read(async (r) => {

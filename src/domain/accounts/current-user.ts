@@ -1,6 +1,6 @@
-import { ConflictError, NotFoundError } from "../../errors.js";
 import { audit } from "../core/audit-tx.js";
 import { DEFAULT_PLAN } from "../plans/plans.js";
+import { accountErrors } from "./errors.js";
 import type { AccountCtx } from "./ports.js";
 
 export interface CurrentUser {
@@ -16,7 +16,7 @@ export interface CurrentUser {
 export async function getCurrentUser(ctx: AccountCtx): Promise<CurrentUser> {
   return ctx.deps.store.read(async (r) => {
     const user = await r.users.findById(ctx.actor.userId);
-    if (!user) throw new NotFoundError("user not found");
+    if (!user) throw accountErrors.userNotFound();
     const personal = await r.organizations.findBySlug(user.username);
     return {
       username: user.username,
@@ -44,9 +44,7 @@ export async function invalidateSessions(ctx: AccountCtx): Promise<number> {
     if (actor.isAdmin && actor.orgId === null && actor.groupId === null) {
       await r.users.lockAdmins();
       if ((await r.users.countAdminTokens()) <= 1) {
-        throw new ConflictError(
-          "this is the last API token of any instance administrator; mint another one before invalidating this one",
-        );
+        throw accountErrors.lastAdminSession();
       }
     }
     await r.apiTokens.deleteById(actor.tokenId);

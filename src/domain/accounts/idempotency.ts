@@ -1,8 +1,9 @@
-import { ConflictError, InvalidError, UniqueViolationError, UnprocessableError } from "../../errors.js";
+import { UniqueViolationError } from "../../errors.js";
 import { sha256Hex } from "../../lib/secrets.js";
 import type { Clock } from "../../lib/time.js";
 import { isoTime } from "../../lib/time.js";
 import type { StoreAccess } from "../core/ports.js";
+import { accountErrors } from "./errors.js";
 
 /** How long a key is remembered: a retry later than this runs as a new request. */
 export const IDEMPOTENCY_TTL_MS = 24 * 3600_000;
@@ -32,7 +33,7 @@ export async function beginIdempotent(
   fingerprint: string,
 ): Promise<IdempotentStart> {
   if (!KEY.test(key)) {
-    throw new InvalidError("invalid Idempotency-Key: 1 to 255 printable ASCII characters without spaces");
+    throw accountErrors.invalidIdempotencyKey();
   }
   const now = deps.clock();
   return deps.store.write(async (r) => {
@@ -40,13 +41,11 @@ export async function beginIdempotent(
     const found = await r.idempotency.find(userId, key);
     if (found) {
       if (found.fingerprint !== fingerprint) {
-        throw new UnprocessableError(
-          "this Idempotency-Key was already used for a different request; use a new key",
-          "idempotency_key_reused",
-        );
+        throw accountErrors.idempotencyKeyReused();
       }
       if (found.status !== 0) return { replay: true, status: found.status, body: found.response };
-      if (now.getTime() - Date.parse(found.created_at) < IN_FLIGHT_TTL_MS) throw inProgress();
+      if (now.getTime() - Date.parse(found.created_at) < IN_FLIGHT_TTL_MS)
+        throw accountErrors.idempotencyInProgress();
       await r.idempotency.delete(userId, key);
     }
     try {
@@ -59,18 +58,12 @@ export async function beginIdempotent(
         created_at: isoTime(now),
       });
     } catch (e) {
-      if (e instanceof UniqueViolationError) throw inProgress();
+      if (e instanceof UniqueViolationError) throw accountErrors.idempotencyInProgress();
       throw e;
     }
     return { replay: false };
   });
 }
-
-const inProgress = () =>
-  new ConflictError(
-    "a request with this Idempotency-Key is still in progress; retry when it has finished",
-    "idempotency_in_progress",
-  );
 
 /** Records the answer of a request that succeeded, for retries to get. */
 export async function completeIdempotent(

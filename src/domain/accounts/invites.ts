@@ -1,4 +1,3 @@
-import { ConflictError, InvalidError, NotFoundError } from "../../errors.js";
 import { hashToken, randomSecret } from "../../lib/secrets.js";
 import { isoTime } from "../../lib/time.js";
 import type { InviteRow } from "../../store/schema.js";
@@ -8,6 +7,7 @@ import { audit } from "../core/audit-tx.js";
 import { checkAccountName, checkEmail } from "../core/names.js";
 import { type Role, requireUnrestricted } from "../core/roles.js";
 import { insertMember } from "./account-tx.js";
+import { accountErrors } from "./errors.js";
 import { parseAssignableRole } from "./members.js";
 import type { AccountCtx } from "./ports.js";
 import { type Member, type Organization, toOrganization } from "./views.js";
@@ -43,11 +43,9 @@ const toInvite = (i: InviteRow): Invite => ({
   createdAt: i.created_at,
 });
 
-const notFound = () => new NotFoundError("invite not found", "invite_not_found");
-
 async function requireTeamAdmin(r: Repos, ctx: AccountCtx, slug: string) {
   const { org } = await requireOrgAccess(r, ctx.actor, slug, "members:manage");
-  if (org.type === "personal") throw new InvalidError("invites are only for team organizations");
+  if (org.type === "personal") throw accountErrors.invitesForTeamsOnly();
   return org;
 }
 
@@ -77,7 +75,7 @@ export async function createInvite(
   const email = input.email?.trim().toLowerCase() || undefined;
   const username = input.username?.trim() || undefined;
   if ((email === undefined) === (username === undefined)) {
-    throw new InvalidError("exactly one of email or username is required");
+    throw accountErrors.inviteAddressRequired();
   }
   if (email !== undefined) checkEmail(email);
   if (username !== undefined) checkAccountName("username", username);
@@ -88,14 +86,13 @@ export async function createInvite(
     await r.plans.lockOrganization(org.id);
     if (username !== undefined) {
       const user = await r.users.findByUsername(username);
-      if (!user) throw new NotFoundError(`could not find user ${username}`);
+      if (!user) throw accountErrors.noSuchUser(username);
       if (await r.members.find(org.id, user.id)) {
-        throw new ConflictError(`user ${username} is already a member of organization ${slug}`);
+        throw accountErrors.alreadyMember(username, slug);
       }
     } else if (email !== undefined) {
       const member = await r.members.findByEmail(org.id, email);
-      if (member)
-        throw new ConflictError(`user ${member.username} is already a member of organization ${slug}`);
+      if (member) throw accountErrors.alreadyMember(member.username, slug);
     }
     const replaced = await r.invites.deletePending(org.id, email !== undefined ? { email } : { username });
     const token = randomSecret(32);
@@ -125,7 +122,7 @@ export async function deleteInvite(ctx: AccountCtx, slug: string, address: strin
   await ctx.deps.store.write(async (r) => {
     const org = await requireTeamAdmin(r, ctx, slug);
     const n = await r.invites.deletePending(org.id, { email: address, username: address });
-    if (n === 0) throw notFound();
+    if (n === 0) throw accountErrors.inviteNotFound();
     await audit(r, ctx, org.id, "org-invite-delete", `invite to ${address} deleted`, { address });
   });
 }
@@ -134,7 +131,7 @@ export async function deleteInvite(ctx: AccountCtx, slug: string, address: strin
 export async function listReceivedInvites(ctx: AccountCtx): Promise<ReceivedInvite[]> {
   return ctx.deps.store.read(async (r) => {
     const user = await r.users.findById(ctx.actor.userId);
-    if (!user) throw new NotFoundError("user not found");
+    if (!user) throw accountErrors.userNotFound();
     return (await r.invites.pendingFor(user.username, user.email)).map((i) => ({
       ...toInvite(i),
       organization: { slug: i.org_slug, name: i.org_name },
@@ -149,12 +146,12 @@ export async function listReceivedInvites(ctx: AccountCtx): Promise<ReceivedInvi
 async function findOwnInvite(r: Repos, ctx: AccountCtx, id: number, token: string | undefined) {
   const invite = await r.invites.findPending(id);
   const user = await r.users.findById(ctx.actor.userId);
-  if (!invite || !user) throw notFound();
+  if (!invite || !user) throw accountErrors.inviteNotFound();
   const addressed =
     invite.username === user.username || (invite.email !== null && invite.email === user.email.toLowerCase());
   const tokenMatches = token !== undefined && hashToken(token) === invite.token;
   const allowed = addressed ? token === undefined || tokenMatches : invite.email !== null && tokenMatches;
-  if (!allowed) throw notFound();
+  if (!allowed) throw accountErrors.inviteNotFound();
   return { invite, user };
 }
 
@@ -168,10 +165,10 @@ export async function acceptInvite(
   return ctx.deps.store.write(async (r) => {
     const { invite, user } = await findOwnInvite(r, ctx, id, token);
     const org = await r.organizations.findById(invite.org_id);
-    if (!org) throw notFound();
+    if (!org) throw accountErrors.inviteNotFound();
     await r.plans.lockOrganization(org.id);
     // Claimed first: a concurrent accept, decline or delete of the same invite makes this one fail.
-    if (!(await r.invites.claim(invite.id, isoTime(ctx.deps.clock())))) throw notFound();
+    if (!(await r.invites.claim(invite.id, isoTime(ctx.deps.clock())))) throw accountErrors.inviteNotFound();
     const member = await insertMember(r, ctx, org, user, invite.role, {
       invite: invite.id,
       inviter: invite.inviter,
@@ -187,7 +184,7 @@ export async function declineInvite(ctx: AccountCtx, id: number): Promise<void> 
   requireUnrestricted(ctx.actor, "declining an invite");
   await ctx.deps.store.write(async (r) => {
     const { invite, user } = await findOwnInvite(r, ctx, id, undefined);
-    if (!(await r.invites.deletePendingById(invite.id))) throw notFound();
+    if (!(await r.invites.deletePendingById(invite.id))) throw accountErrors.inviteNotFound();
     await audit(r, ctx, invite.org_id, "org-invite-decline", `${user.username} declined the invite`, {
       username: user.username,
       invite: invite.id,

@@ -1,4 +1,3 @@
-import { ForbiddenError, InvalidError, NotFoundError } from "../../errors.js";
 import { decodeStringCursor, type Page, type PageRequest, pageOf } from "../../lib/cursor.js";
 import type { MemberWithUser } from "../../store/members.js";
 import type { Repos } from "../../store/store.js";
@@ -6,6 +5,7 @@ import { requireOrgAccess } from "../core/access-tx.js";
 import { audit } from "../core/audit-tx.js";
 import { checkTokenAllows, ROLES, type Role } from "../core/roles.js";
 import { insertMember } from "./account-tx.js";
+import { accountErrors } from "./errors.js";
 import type { AccountCtx } from "./ports.js";
 import type { Member } from "./views.js";
 
@@ -15,7 +15,7 @@ const ASSIGNABLE: readonly AssignableRole[] = ["admin", "member", "viewer"];
 
 export function parseAssignableRole(role: string | undefined): AssignableRole {
   const r = (role ?? "member") as AssignableRole;
-  if (!ASSIGNABLE.includes(r)) throw new InvalidError("invalid role");
+  if (!ASSIGNABLE.includes(r)) throw accountErrors.invalidRole();
   return r;
 }
 
@@ -44,7 +44,7 @@ export async function getMember(ctx: AccountCtx, slug: string, username: string)
   return ctx.deps.store.read(async (r) => {
     const { org } = await requireOrgAccess(r, ctx.actor, slug, "read");
     const m = await r.members.findByUsername(org.id, username);
-    if (!m) throw new NotFoundError("could not find member");
+    if (!m) throw accountErrors.memberNotFound();
     return toMember(m);
   });
 }
@@ -58,9 +58,9 @@ export async function addMember(
   const role = parseAssignableRole(input.role);
   return ctx.deps.store.write(async (r) => {
     const { org } = await requireOrgAccess(r, ctx.actor, slug, "members:manage");
-    if (org.type === "personal") throw new InvalidError("members can only be added to team organizations");
+    if (org.type === "personal") throw accountErrors.membersForTeamsOnly();
     const user = await r.users.findByUsername(input.username);
-    if (!user) throw new NotFoundError(`could not find user ${input.username}`);
+    if (!user) throw accountErrors.noSuchUser(input.username);
     return insertMember(r, ctx, org, user, role);
   });
 }
@@ -77,7 +77,7 @@ export async function updateMemberRole(
   input: { role: string },
 ): Promise<Member> {
   const role = input.role as Role;
-  if (!ROLES.includes(role)) throw new InvalidError("invalid role");
+  if (!ROLES.includes(role)) throw accountErrors.invalidRole();
   return ctx.deps.store.write(async (r) => {
     const { org } = await requireOrgAccess(r, ctx.actor, slug, "read");
     checkTokenAllows(ctx.actor, "members:manage");
@@ -86,16 +86,16 @@ export async function updateMemberRole(
     await r.plans.lockOrganization(org.id);
     const actorRole = await roleOf(r, org.id, ctx.actor.userId);
     if (actorRole !== "owner" && actorRole !== "admin") {
-      throw new ForbiddenError("updating member roles is only allowed for admin or owner");
+      throw accountErrors.onlyAdminsChangeRoles();
     }
     const member = await r.members.findByUsername(org.id, username);
-    if (!member) throw new NotFoundError(`could not find user ${username}`);
+    if (!member) throw accountErrors.noSuchUser(username);
     if (member.role === role) return toMember(member);
     if ((member.role === "owner" || role === "owner") && actorRole !== "owner") {
-      throw new ForbiddenError("only an owner can make or unmake an owner");
+      throw accountErrors.onlyOwnersMakeOwners();
     }
     if (member.role === "owner" && (await r.members.countOwners(org.id)) <= 1) {
-      throw new InvalidError(`cannot demote the only owner of organization ${slug}`);
+      throw accountErrors.lastOwnerDemoted(slug);
     }
     await r.members.setRole(org.id, member.user_id, role);
     await audit(r, ctx, org.id, "org-member-role-update", `${username} is now ${role}`, {
@@ -123,14 +123,14 @@ export async function removeMember(ctx: AccountCtx, slug: string, username: stri
     await r.plans.lockOrganization(org.id);
     const actorRole = await roleOf(r, org.id, ctx.actor.userId);
     if (!leaving && actorRole !== "owner" && actorRole !== "admin") {
-      throw new ForbiddenError("only organization admins or owners can manage members");
+      throw accountErrors.onlyAdminsManageMembers();
     }
     const member = await r.members.findByUsername(org.id, username);
-    if (!member) throw new NotFoundError(`user ${username} is not a member of org ${slug}`);
+    if (!member) throw accountErrors.notAMember(username, slug);
     if (member.role === "owner") {
-      if (!leaving && actorRole !== "owner") throw new ForbiddenError("only an owner can remove an owner");
+      if (!leaving && actorRole !== "owner") throw accountErrors.onlyOwnersRemoveOwners();
       if ((await r.members.countOwners(org.id)) <= 1) {
-        throw new InvalidError(`cannot remove the only owner of organization ${slug}`);
+        throw accountErrors.lastOwnerRemoved(slug);
       }
     }
     await r.members.delete(org.id, member.user_id);

@@ -1,6 +1,6 @@
-import { NotFoundError } from "../../errors.js";
 import { requireOrgAccess } from "../core/access-tx.js";
 import { audit } from "../core/audit-tx.js";
+import { coreErrors } from "../core/errors.js";
 import { settleBlocking } from "../plans/blocking-tx.js";
 import type { AccountCtx } from "./ports.js";
 import { type Organization, toOrganization } from "./views.js";
@@ -28,7 +28,7 @@ export async function updateOrganization(
       blockChanged = await settleBlocking(r, ctx.deps, org.id, ctx);
     }
     const updated = await r.organizations.findById(org.id);
-    if (!updated) throw new NotFoundError("organization not found");
+    if (!updated) throw coreErrors.organizationNotFound();
     return { org: updated, blockChanged };
   });
   if (blockChanged) ctx.deps.directory.invalidate();

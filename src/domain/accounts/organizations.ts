@@ -1,13 +1,15 @@
-import { ConflictError, InvalidError, NotFoundError, UniqueViolationError } from "../../errors.js";
+import { UniqueViolationError } from "../../errors.js";
 import { decodeStringCursor, type Page, type PageRequest, pageOf } from "../../lib/cursor.js";
 import { newUuid } from "../../lib/ids.js";
 import { isoTime } from "../../lib/time.js";
 import { requireFilesHere } from "../cluster/placement-tx.js";
 import { requireOrgAccess } from "../core/access-tx.js";
 import { audit } from "../core/audit-tx.js";
+import { coreErrors } from "../core/errors.js";
 import { instancesOfOrganization } from "../core/instances-tx.js";
 import { checkAccountName, slugify } from "../core/names.js";
 import { DEFAULT_PLAN } from "../plans/plans.js";
+import { accountErrors } from "./errors.js";
 import type { AccountCtx } from "./ports.js";
 import { type Organization, toOrganization } from "./views.js";
 
@@ -37,7 +39,7 @@ export async function getOrganization(ctx: AccountCtx, slug: string): Promise<Or
     const org = await r.organizations.findBySlug(slug);
     const member = org ? await r.members.find(org.id, ctx.actor.userId) : undefined;
     if (!org || !member || (ctx.actor.orgId !== null && ctx.actor.orgId !== org.id)) {
-      throw new NotFoundError("organization not found");
+      throw coreErrors.organizationNotFound();
     }
     // Past membership, a refusal (a token's missing scope) is a 403 like everywhere else.
     return toOrganization((await requireOrgAccess(r, ctx.actor, slug, "read")).org);
@@ -53,11 +55,10 @@ export async function createOrganization(
   input: { name: string; dryRun?: boolean },
 ): Promise<Organization> {
   const name = input.name.trim();
-  if (name === "" || name.length > 64) throw new InvalidError("organization name must be 1 to 64 characters");
+  if (name === "" || name.length > 64) throw accountErrors.organizationNameLength();
   const slug = slugify(name);
   checkAccountName("organization slug", slug);
-  if (ctx.actor.orgId !== null)
-    throw new InvalidError("an organization-scoped token cannot create organizations");
+  if (ctx.actor.orgId !== null) throw accountErrors.organizationTokenCannotCreate();
   const now = isoTime(ctx.deps.clock());
   const row = {
     id: newUuid(),
@@ -72,7 +73,7 @@ export async function createOrganization(
     database_count: 0,
     group_count: 0,
   };
-  const taken = () => new ConflictError(`organization ${slug} already exists`);
+  const taken = () => accountErrors.organizationExists(slug);
   if (input.dryRun) {
     if (await ctx.deps.store.read((r) => r.organizations.findBySlug(slug))) throw taken();
     return toOrganization(row);
@@ -97,7 +98,7 @@ export async function createOrganization(
 export async function deleteOrganization(ctx: AccountCtx, slug: string): Promise<Organization> {
   const { org, instances } = await ctx.deps.store.write(async (r) => {
     const { org } = await requireOrgAccess(r, ctx.actor, slug, "org:delete");
-    if (org.type === "personal") throw new InvalidError("a personal organization cannot be deleted");
+    if (org.type === "personal") throw accountErrors.personalOrganizationKept();
     // Locked before listing: a group or database transferred out meanwhile must not have its
     // files removed with this organization's.
     await r.organizations.lockAll([org.id]);

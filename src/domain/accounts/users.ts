@@ -1,4 +1,3 @@
-import { ConflictError, InvalidError, NotFoundError } from "../../errors.js";
 import { decodeStringCursor, type Page, type PageRequest, pageOf } from "../../lib/cursor.js";
 import { requireFilesHere } from "../cluster/placement-tx.js";
 import { audit } from "../core/audit-tx.js";
@@ -6,6 +5,7 @@ import { instancesOfOrganization } from "../core/instances-tx.js";
 import { requireInstanceAdmin } from "../core/roles.js";
 import { insertAccount, insertApiToken } from "./account-tx.js";
 import type { MintedToken } from "./api-token-auth.js";
+import { accountErrors } from "./errors.js";
 import type { AccountCtx } from "./ports.js";
 import { toUser, type User } from "./views.js";
 
@@ -49,22 +49,20 @@ export async function deleteUser(ctx: AccountCtx, username: string): Promise<voi
   requireAdmin(ctx);
   const removed = await ctx.deps.store.write(async (r) => {
     const user = await r.users.findByUsername(username);
-    if (!user) throw new NotFoundError(`could not find user ${username}`);
+    if (!user) throw accountErrors.noSuchUser(username);
     // Both checks below count, then delete: the locks (held until commit) keep a concurrent deletion
     // or demotion from making the same count, so the last administrator and owners stay.
     if (user.is_admin === 1) {
       await r.users.lockAdmins();
       if ((await r.users.countAdmins()) <= 1) {
-        throw new InvalidError("cannot delete the last instance administrator");
+        throw accountErrors.lastAdministrator();
       }
     }
     await r.members.lockOrganizationsOwnedBy(user.id);
     const owned = await r.members.teamOrgsSolelyOwnedBy(user.id);
     if (owned.length > 0) {
       const slugs = owned.map((o) => o.slug).join(", ");
-      throw new ConflictError(
-        `user ${username} is the only owner of ${slugs}; add another owner or delete those organizations first`,
-      );
+      throw accountErrors.soleOwner(username, slugs);
     }
     const personal = await r.organizations.findBySlug(username);
     if (personal) {

@@ -1,7 +1,7 @@
-import { ConflictError, NotFoundError } from "../../errors.js";
 import { audit } from "../core/audit-tx.js";
 import type { Ctx } from "../core/context.js";
 import { requireInstanceAdmin } from "../core/roles.js";
+import { clusterErrors } from "./errors.js";
 import { isLive } from "./local-node.js";
 
 /** A node as the instance administrator sees it. */
@@ -46,8 +46,8 @@ export async function forgetNode(ctx: Ctx, id: string): Promise<void> {
   requireAdmin(ctx);
   await ctx.deps.store.write(async (r) => {
     const node = await r.nodes.find(id);
-    if (!node) throw new NotFoundError(`node ${id} not found`);
-    if (isLive(node, ctx.deps.clock())) throw new ConflictError(`node ${id} is live; stop it first`);
+    if (!node) throw clusterErrors.nodeNotFound(id);
+    if (isLive(node, ctx.deps.clock())) throw clusterErrors.nodeLive(id);
     const locations = await r.nodes.locationsOf(id);
     await r.nodes.delete(id);
     const own = await r.organizations.findBySlug(ctx.actor.username);

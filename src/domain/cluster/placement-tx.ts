@@ -1,6 +1,6 @@
-import { ConflictError, MisdirectedError } from "../../errors.js";
 import type { Repos } from "../../store/store.js";
 import type { Placement } from "../core/ports.js";
+import { clusterErrors } from "./errors.js";
 
 /**
  * Refuses, before anything is committed, a call whose database files would be made or removed in
@@ -21,9 +21,7 @@ export async function requireFilesHere(
   for (const location of elsewhere) {
     const holder = await r.nodes.holderOf(location);
     if (!holder) {
-      throw new MisdirectedError(
-        `no node holds location ${location} yet: start a node whose SHOAL_LOCATIONS includes it`,
-      );
+      throw clusterErrors.locationUnheld(location);
     }
     const entry = holders.get(holder.id) ?? { ...holder, locations: [] };
     entry.locations.push(location);
@@ -33,16 +31,8 @@ export async function requireFilesHere(
   if (holders.size > 1 || here.length > 0) {
     const parts = [...holders.values()].map((h) => `node ${h.id} holds ${h.locations.join(", ")}`);
     if (here.length > 0) parts.unshift(`node ${deps.placement.nodeId} holds ${here.join(", ")}`);
-    throw new ConflictError(
-      `this call involves database files kept by several nodes (${parts.join("; ")}), which no single node can act on: act on the groups of each node's locations separately`,
-      "spans_nodes",
-    );
+    throw clusterErrors.spansNodes(parts.join("; "));
   }
   const [holder] = [...holders.values()];
-  throw new MisdirectedError(
-    `the database files of location ${elsewhere.join(", ")} are kept by node ${holder!.id} (${holder!.url}), ` +
-      `not by this node (${deps.placement.nodeId}): send this request to ${holder!.url}`,
-    "misdirected",
-    { id: holder!.id, url: holder!.url },
-  );
+  throw clusterErrors.filesElsewhere(elsewhere, holder!, deps.placement.nodeId);
 }

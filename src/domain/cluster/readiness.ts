@@ -1,5 +1,5 @@
-import { UnavailableError } from "../../errors.js";
 import type { Logger } from "../../lib/logger.js";
+import { clusterErrors } from "./errors.js";
 
 /** Something the service needs to serve, checked by the readiness route: throws when it can't be used. */
 export interface ReadinessProbe {
@@ -34,8 +34,7 @@ export async function checkReadiness(deps: {
       }
     }),
   );
-  if (failures.length > 0)
-    throw new UnavailableError(`not ready: ${failures.sort().join("; ")}`, "not_ready");
+  if (failures.length > 0) throw clusterErrors.notReady(failures.sort().join("; "));
 }
 
 /** Probes failing at the last check, so a long outage logs once, not at every probe. */

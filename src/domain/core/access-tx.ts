@@ -1,9 +1,9 @@
-import { ForbiddenError, NotFoundError } from "../../errors.js";
 import { echoable } from "../../lib/loggable-path.js";
 import type { DatabaseWithPlacement } from "../../store/databases.js";
 import type { GroupRow, OrganizationRow } from "../../store/schema.js";
 import type { Repos } from "../../store/store.js";
 import type { Principal } from "./context.js";
+import { coreErrors } from "./errors.js";
 import {
   checkTokenAllows,
   type OrgAction,
@@ -11,10 +11,6 @@ import {
   requireGroupInScope,
   requireRoleAllows,
 } from "./roles.js";
-
-export const groupNotFound = () => new NotFoundError("group not found");
-export const databaseNotFound = (name: string) =>
-  new NotFoundError(`could not find database with name ${echoable(name)}: record not found`);
 
 /**
  * The organization, the caller's role and one of its groups, once the caller may do `action` on
@@ -29,7 +25,7 @@ export async function requireGroup(
 ): Promise<OrgAccess & { group: GroupRow }> {
   const access = await requireOrgAccess(r, actor, slug, action);
   const group = await r.groups.findByName(access.org.id, name);
-  if (!group) throw groupNotFound();
+  if (!group) throw coreErrors.groupNotFound();
   requireGroupInScope(actor, group.id, group.name);
   return { ...access, group };
 }
@@ -44,7 +40,7 @@ export async function requireDatabase(
 ): Promise<OrgAccess & { db: DatabaseWithPlacement }> {
   const access = await requireOrgAccess(r, actor, slug, action);
   const db = await r.databases.findByName(access.org.id, name);
-  if (!db) throw databaseNotFound(name);
+  if (!db) throw coreErrors.databaseNotFound(echoable(name));
   requireGroupInScope(actor, db.group_id, `of database ${name}`);
   return { ...access, db };
 }
@@ -72,7 +68,7 @@ export async function requireOrgAccess(
   const org = await r.organizations.findBySlug(slug);
   const member = org ? await r.members.find(org.id, actor.userId) : undefined;
   if (!org || !member || (actor.orgId !== null && actor.orgId !== org.id)) {
-    throw new ForbiddenError(`you are not a member of organization ${echoable(slug)}`);
+    throw coreErrors.notAMember(echoable(slug));
   }
   checkTokenAllows(actor, action);
   requireRoleAllows(member.role, action);

@@ -1,4 +1,4 @@
-import { InvalidError } from "../../errors.js";
+import { coreErrors } from "./errors.js";
 
 /** Longest DNS label; a database's hostname label is `<db>-<org>`. */
 const DNS_LABEL_MAX = 63;
@@ -8,13 +8,13 @@ const TOKEN_NAME = /^[A-Za-z0-9._-]+$/;
 const EMAIL = /^[^\s@]+@[^\s@]+$/;
 
 function resourceName(kind: string, name: string, max: number): void {
-  if (name === "") throw new InvalidError(`${kind} name is required`);
-  if (name.length > max) throw new InvalidError(`${kind} name must be at most ${max} characters`);
+  if (name === "") throw coreErrors.nameRequired(kind);
+  if (name.length > max) throw coreErrors.nameTooLong(kind, max);
   if (!RESOURCE_NAME.test(name)) {
-    throw new InvalidError(`${kind} name must contain only lowercase letters, digits and dashes`);
+    throw coreErrors.nameCharacters(kind);
   }
   if (name.startsWith("-") || name.endsWith("-")) {
-    throw new InvalidError(`${kind} name must not start or end with a dash`);
+    throw coreErrors.nameDash(kind);
   }
 }
 
@@ -23,9 +23,7 @@ export function checkDatabaseName(name: string, orgSlug: string): void {
   resourceName("database", name, 64);
   const label = `${name}-${orgSlug}`;
   if (label.length > DNS_LABEL_MAX) {
-    throw new InvalidError(
-      `database name is too long for this organization: the hostname label "${label}" has ${label.length} characters and DNS allows ${DNS_LABEL_MAX}`,
-    );
+    throw coreErrors.hostnameLabelTooLong(label, label.length, DNS_LABEL_MAX);
   }
 }
 
@@ -36,19 +34,17 @@ export function checkGroupName(name: string): void {
 /** Usernames double as personal organization slugs, so they follow the same rule as slugs. */
 export function checkAccountName(kind: "username" | "organization slug", name: string): void {
   if (name.length < 1 || name.length > 40 || !ACCOUNT_NAME.test(name)) {
-    throw new InvalidError(
-      `invalid ${kind} "${name}": use 1 to 40 lowercase letters, digits or inner dashes`,
-    );
+    throw coreErrors.invalidAccountName(kind, name);
   }
 }
 
 export function checkEmail(email: string): void {
-  if (email.length > 254 || !EMAIL.test(email)) throw new InvalidError(`invalid email address: ${email}`);
+  if (email.length > 254 || !EMAIL.test(email)) throw coreErrors.invalidEmail(email);
 }
 
 export function checkTokenName(name: string): void {
   if (name.length < 1 || name.length > 64 || !TOKEN_NAME.test(name)) {
-    throw new InvalidError("token name must be 1 to 64 letters, digits, dots, dashes or underscores");
+    throw coreErrors.invalidTokenName();
   }
 }
 
@@ -67,10 +63,10 @@ export function slugify(name: string): string {
 /** Parses a size such as `1024`, `10kb`, `256mb` or `1gb` (powers of 1024) into bytes. */
 export function parseSizeLimit(text: string): number {
   const m = /^\s*(\d+)\s*(b|kb|k|mb|m|gb|g|tb|t)?\s*$/i.exec(text);
-  if (!m) throw new InvalidError(`invalid size_limit "${text}": use bytes or a unit such as 256mb or 1gb`);
+  if (!m) throw coreErrors.invalidSizeLimit(text);
   const unit = (m[2] ?? "b").toLowerCase()[0] as "b" | "k" | "m" | "g" | "t";
   const scale = { b: 1, k: 1024, m: 1024 ** 2, g: 1024 ** 3, t: 1024 ** 4 }[unit];
   const bytes = Number(m[1]) * scale;
-  if (!Number.isSafeInteger(bytes) || bytes <= 0) throw new InvalidError(`invalid size_limit "${text}"`);
+  if (!Number.isSafeInteger(bytes) || bytes <= 0) throw coreErrors.sizeLimitOutOfRange(text);
   return bytes;
 }

@@ -1,5 +1,5 @@
-import { ForbiddenError, InvalidError } from "../../errors.js";
 import type { Principal } from "./context.js";
+import { coreErrors } from "./errors.js";
 
 export type Role = "owner" | "admin" | "member" | "viewer";
 export const ROLES: readonly Role[] = ["owner", "admin", "member", "viewer"];
@@ -30,10 +30,7 @@ export function expandScopes(names: readonly string[]): Scope[] {
     const preset = PRESETS[name];
     if (preset) for (const s of preset) out.add(s);
     else if ((SCOPES as readonly string[]).includes(name)) out.add(name as Scope);
-    else
-      throw new InvalidError(
-        `invalid scope: ${name} (one of ${[...SCOPES, ...Object.keys(PRESETS)].join(", ")})`,
-      );
+    else throw coreErrors.invalidScope(name, [...SCOPES, ...Object.keys(PRESETS)].join(", "));
   }
   return SCOPES.filter((s) => out.has(s));
 }
@@ -80,17 +77,10 @@ const ALLOWED: Record<OrgAction, readonly Role[]> = {
   "tokens:revoke": ROLES,
 };
 
-const DENIED: Partial<Record<OrgAction, string>> = {
-  "members:manage": "only organization admins or owners can manage members",
-  "audit:read": "only organization admins or owners can read the audit log",
-  "group:transfer": "only organization admins or owners can transfer groups",
-  "org:delete": "only the organization owner can do this",
-};
-
 /** Refuses an action the member's role doesn't allow, saying who may do it. */
 export function requireRoleAllows(role: Role, action: OrgAction): void {
   if (!ALLOWED[action].includes(role)) {
-    throw new ForbiddenError(DENIED[action] ?? `your role (${role}) does not allow ${action}`);
+    throw coreErrors.roleDenied(role, action);
   }
 }
 
@@ -98,17 +88,17 @@ export function requireRoleAllows(role: Role, action: OrgAction): void {
 export function checkTokenAllows(actor: Principal, action: OrgAction): void {
   if (actor.groupId === null) return;
   if (!(SCOPES as readonly string[]).includes(action)) {
-    throw new ForbiddenError(`a group-scoped API token cannot do ${action}`);
+    throw coreErrors.groupTokenCannot(action);
   }
   if (!actor.scopes?.includes(action as Scope)) {
-    throw new ForbiddenError(`this API token lacks the ${action} scope`);
+    throw coreErrors.missingScope(action);
   }
 }
 
 /** A group-scoped token acts on its own group (and that group's databases) only. */
 export function requireGroupInScope(actor: Principal, groupId: string, groupName: string): void {
   if (actor.groupId !== null && actor.groupId !== groupId) {
-    throw new ForbiddenError(`this API token is restricted to another group than ${groupName}`);
+    throw coreErrors.otherGroup(groupName);
   }
 }
 
@@ -129,14 +119,12 @@ export function isRestricted(actor: Principal): boolean {
  */
 export function requireUnrestricted(actor: Principal, what: string): void {
   if (isRestricted(actor)) {
-    throw new ForbiddenError(
-      `${what} needs an unrestricted API token: this one is limited to ${actor.groupId !== null ? "a group" : "an organization"}`,
-    );
+    throw coreErrors.needsUnrestrictedToken(what, actor.groupId !== null ? "a group" : "an organization");
   }
 }
 
 /** Instance administration: an administrator, calling with an unrestricted token. */
 export function requireInstanceAdmin(actor: Principal, what: string): void {
-  if (!actor.isAdmin) throw new ForbiddenError(`only the instance administrator can ${what}`);
+  if (!actor.isAdmin) throw coreErrors.adminOnly(what);
   requireUnrestricted(actor, what);
 }

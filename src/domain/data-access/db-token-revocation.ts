@@ -1,9 +1,9 @@
-import { InvalidError } from "../../errors.js";
 import { verifyJwtSignature } from "../../lib/jwt.js";
 import { isoTime } from "../../lib/time.js";
 import type { Repos } from "../../store/store.js";
 import { requireDatabase, requireGroup } from "../core/access-tx.js";
 import { audit } from "../core/audit-tx.js";
+import { dataAccessErrors } from "./errors.js";
 import type { DbTokenCtx } from "./ports.js";
 
 /**
@@ -28,15 +28,14 @@ async function identify(
   owns: (c: Record<string, unknown>) => boolean,
   what: string,
 ): Promise<Revoked> {
-  if (!req.token) throw new InvalidError('send the token to revoke as "token"');
+  if (!req.token) throw dataAccessErrors.revokeWhat();
   let claims: Record<string, unknown>;
   try {
     claims = await verifyJwtSignature(ctx.deps.dbTokenKey, req.token);
   } catch {
-    throw new InvalidError("token is not a database or group token issued by this Shoal");
+    throw dataAccessErrors.foreignToken();
   }
-  if (typeof claims.jti !== "string" || !owns(claims))
-    throw new InvalidError(`token is not a token of ${what}`);
+  if (typeof claims.jti !== "string" || !owns(claims)) throw dataAccessErrors.tokenOfOther(what);
   return { jti: claims.jti, expiresAt: typeof claims.exp === "number" ? claims.exp : null };
 }
 

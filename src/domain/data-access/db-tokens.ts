@@ -1,9 +1,11 @@
-import { InvalidError } from "../../errors.js";
 import { newTokenId } from "../../lib/ids.js";
 import { signJwt } from "../../lib/jwt.js";
-import { databaseNotFound, requireDatabase, requireGroup } from "../core/access-tx.js";
+import { echoable } from "../../lib/loggable-path.js";
+import { requireDatabase, requireGroup } from "../core/access-tx.js";
 import { audit } from "../core/audit-tx.js";
+import { coreErrors } from "../core/errors.js";
 import { requireGroupInScope } from "../core/roles.js";
+import { dataAccessErrors } from "./errors.js";
 import type { DbTokenCtx, DbTokenPorts } from "./ports.js";
 
 export interface TokenRequest {
@@ -27,15 +29,6 @@ const UNIT_SECONDS: Record<string, number> = {
   ns: 1e-9,
 };
 
-/** Turso's wording first (clients match on it), then what would have been accepted. */
-function invalidExpiration(text: string): InvalidError {
-  return new InvalidError(
-    `Invalid expiration format: ${JSON.stringify(text)}; use never, or a duration of whole numbers ` +
-      "with units w, d, h, m, s, ms, us or ns, such as 2w, 1d, 12h, 30m or 1h30m " +
-      "(there is no unit for months or years: use 4w or 52w)",
-  );
-}
-
 /** Seconds until expiry, or null for a token that never expires. */
 export function parseExpiration(text: string | undefined): number | null {
   const t = (text ?? "").trim();
@@ -46,18 +39,18 @@ export function parseExpiration(text: string | undefined): number | null {
   while (at < t.length) {
     re.lastIndex = at;
     const m = re.exec(t);
-    if (!m) throw invalidExpiration(t);
+    if (!m) throw dataAccessErrors.invalidExpiration(t);
     total += Number(m[1]) * (UNIT_SECONDS[m[2]!] ?? 0);
     at = re.lastIndex;
   }
-  if (total < 1) throw new InvalidError("Invalid expiration format: the token would expire at once");
+  if (total < 1) throw dataAccessErrors.expiresAtOnce();
   return Math.floor(total);
 }
 
 function accessOf(authorization: string | undefined): "rw" | "ro" {
   if (authorization === undefined || authorization === "" || authorization === "full-access") return "rw";
   if (authorization === "read-only") return "ro";
-  throw new InvalidError("authorization must be full-access or read-only");
+  throw dataAccessErrors.invalidAuthorization();
 }
 
 /**
@@ -97,7 +90,7 @@ async function attachIdsOf(
   const ids: string[] = [];
   for (const name of new Set(names ?? [])) {
     const d = await ctx.deps.store.read((r) => r.databases.findByName(orgId, name));
-    if (!d) throw new InvalidError(`cannot grant ATTACH to ${name}: no such database in this organization`);
+    if (!d) throw dataAccessErrors.attachUnknown(name);
     requireGroupInScope(ctx.actor, d.group_id, `of database ${name}`);
     ids.push(d.id);
   }
@@ -117,7 +110,7 @@ export async function mintDatabaseToken(
     const { org } = await requireDatabase(r, ctx.actor, slug, dbName, "db:mint-token");
     return { org, db: await r.databases.findForDataPlane({ orgSlug: org.slug, name: dbName }) };
   });
-  if (!db) throw databaseNotFound(dbName);
+  if (!db) throw coreErrors.databaseNotFound(echoable(dbName));
   const attachIds = await attachIdsOf(ctx, org.id, req.attach);
   const nowSec = Math.floor(ctx.deps.clock().getTime() / 1000);
   const claims = claimsFor(

@@ -1,6 +1,5 @@
-import { ForbiddenError, MisdirectedError, NotFoundError, UnauthenticatedError } from "../../errors.js";
 import { allowlistOf } from "../../lib/ip-allowlist.js";
-import { awaitingUpload } from "./errors.js";
+import { dataAccessErrors } from "./errors.js";
 import type { DataAccessPorts, DatabaseLocator, DataPlaneDatabase } from "./ports.js";
 import type { TokenClaims } from "./token-verifier.js";
 
@@ -32,12 +31,9 @@ export async function openDataAccess(
   peer?: string,
 ): Promise<DataAccess> {
   const database = await deps.directory.find(locator);
-  if (!database) throw new NotFoundError("database not found", "DATABASE_NOT_FOUND");
+  if (!database) throw dataAccessErrors.noDatabase();
   if (!token) {
-    throw new UnauthenticatedError(
-      "missing Authorization header with a Bearer database token",
-      "AUTH_HEADER_NOT_FOUND",
-    );
+    throw dataAccessErrors.missingToken();
   }
   const claims = await deps.tokenVerifier.verify(token);
   const refusal = checkScope(database, claims);
@@ -70,7 +66,7 @@ function checkScope(database: DataPlaneDatabase, claims: TokenClaims): "own" | "
     // Replication tokens are internal and unaffected by rotating the users' tokens.
     if (claims.rep !== undefined) return "own";
     if (claims.gen !== database.token_generation || claims.ggen !== database.group_token_generation) {
-      throw new UnauthenticatedError("the token was revoked by a credential rotation", "AUTH_JWT_REVOKED");
+      throw dataAccessErrors.rotated();
     }
     requireNotRevoked(database, claims);
     return "own";
@@ -78,17 +74,17 @@ function checkScope(database: DataPlaneDatabase, claims: TokenClaims): "own" | "
   if (claims.gid !== undefined) {
     if (claims.gid !== database.group_id) return "foreign";
     if (claims.ggen !== database.group_token_generation) {
-      throw new UnauthenticatedError("the token was revoked by a credential rotation", "AUTH_JWT_REVOKED");
+      throw dataAccessErrors.rotated();
     }
     requireNotRevoked(database, claims);
     return "own";
   }
-  throw new UnauthenticatedError("the token is not scoped to a database or group", "AUTH_JWT_INVALID");
+  throw dataAccessErrors.unscoped();
 }
 
 function requireNotRevoked(database: DataPlaneDatabase, claims: TokenClaims): void {
   if (claims.jti !== undefined && database.revokedTokens.has(claims.jti)) {
-    throw new UnauthenticatedError("the token was revoked", "AUTH_JWT_REVOKED");
+    throw dataAccessErrors.revoked();
   }
 }
 
@@ -101,10 +97,7 @@ function grant(
 ): DataAccess {
   // Replication tokens are this deployment's own traffic, whatever the database's allowlist.
   if (database.allowed_ips && claims.rep === undefined && !allowlistOf(database.allowed_ips).allows(peer)) {
-    throw new ForbiddenError(
-      `database ${database.name} only serves the addresses in its allowed_ips, and ${peer ?? "this client"} is not one of them`,
-      "IP_NOT_ALLOWED",
-    );
+    throw dataAccessErrors.ipNotAllowed(database.name, peer);
   }
   // A database created for an upload has no content yet: only the upload, and replicas copying
   // the empty file it starts with, may reach it (never while the upload is being installed).
@@ -113,14 +106,11 @@ function grant(
     purpose !== "upload" &&
     !(claims.rep !== undefined && database.awaiting_upload === 1)
   ) {
-    throw awaitingUpload(database.name);
+    throw dataAccessErrors.awaitingUpload(database.name);
   }
   // Several nodes share the store but each keeps only its own locations' files.
   if (!deps.placement.holds(database.primary_location)) {
-    throw new MisdirectedError(
-      `database ${database.name} is served by the node holding location ${database.primary_location}, not by this one: send its requests there`,
-      "DATABASE_ELSEWHERE",
-    );
+    throw dataAccessErrors.servedElsewhere(database.name, database.primary_location);
   }
   return {
     database,
@@ -140,10 +130,7 @@ async function refuseForeign(
       ? (await deps.directory.find({ id: scope.id })) !== undefined
       : (await deps.store.read((r) => r.groups.findById(scope.groupId))) !== undefined;
   if (!exists) {
-    throw new UnauthenticatedError(
-      `the token belongs to a ${"id" in scope ? "database" : "group"} that was deleted`,
-      "AUTH_DATABASE_DELETED",
-    );
+    throw dataAccessErrors.ownerDeleted("id" in scope ? "database" : "group");
   }
-  throw new ForbiddenError("the token belongs to another database", "AUTH_DATABASE_MISMATCH");
+  throw dataAccessErrors.otherDatabase();
 }

@@ -1,8 +1,9 @@
 import { errors as joseErrors } from "jose";
-import { UnauthenticatedError } from "../../errors.js";
+import type { UnauthenticatedError } from "../../errors.js";
 import { verifyJwt, verifyJwtSignature } from "../../lib/jwt.js";
 import type { SigningKey } from "../../lib/signing-keys.js";
 import type { Clock } from "../../lib/time.js";
+import { dataAccessErrors } from "./errors.js";
 
 export interface TokenClaims {
   a?: string;
@@ -47,8 +48,7 @@ export class DbTokenVerifier {
     try {
       claims = (await verifyJwt(this.deps.dbTokenKey, token)) as TokenClaims;
     } catch (e) {
-      if (e instanceof joseErrors.JWTExpired)
-        throw new UnauthenticatedError("the token has expired", "AUTH_JWT_EXPIRED");
+      if (e instanceof joseErrors.JWTExpired) throw dataAccessErrors.expired();
       throw await this.invalid(token);
     }
     if (this.cache.size >= this.maxEntries) this.cache.clear();
@@ -58,18 +58,10 @@ export class DbTokenVerifier {
 
   /** The refusal of a token that isn't a database token, saying what it is when that helps. */
   private async invalid(token: string): Promise<UnauthenticatedError> {
-    const mint =
-      "mint a database token with POST /v1/organizations/{org}/databases/{db}/auth/tokens " +
-      "(turso db tokens create <db>)";
     const isApiToken = await verifyJwtSignature(this.deps.apiTokenKey, token).then(
       () => true,
       () => false,
     );
-    return new UnauthenticatedError(
-      isApiToken
-        ? `the token is an API token, which manages the service but opens no database: ${mint}`
-        : `the token is not a valid database token: ${mint}`,
-      "AUTH_JWT_INVALID",
-    );
+    return isApiToken ? dataAccessErrors.apiTokenOnData() : dataAccessErrors.notADatabaseToken();
   }
 }

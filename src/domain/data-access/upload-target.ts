@@ -1,5 +1,5 @@
-import { ConflictError, ForbiddenError } from "../../errors.js";
 import { parseSizeLimit } from "../core/names.js";
+import { dataAccessErrors } from "./errors.js";
 import type { DataAccess } from "./open.js";
 
 /** Largest database file accepted by upload (the turso CLI's own limit). */
@@ -28,29 +28,19 @@ export function uploadTempPath(primaryPath: string): string {
  * with a token that can write it (a read-only token can't replace the content).
  */
 export function uploadTarget(access: DataAccess): UploadTarget {
-  if (access.replicaOf !== undefined)
-    throw new ForbiddenError("a replication token only syncs", "AUTH_REPLICATION_ONLY");
+  if (access.replicaOf !== undefined) throw dataAccessErrors.replicationOnly();
   if (!access.canWrite) {
-    throw new ForbiddenError(
-      "Authorization forbidden: uploading a database needs a full-access token",
-      "FORBIDDEN",
-    );
+    throw dataAccessErrors.uploadNeedsFullAccess();
   }
   const db = access.database;
   // An upload is a write: refused while the database's or its organization's writes are blocked.
   if (db.block_writes === 1 || db.org_blocked_writes === 1) {
-    throw new ForbiddenError(
-      db.block_writes === 1
-        ? `writes to database ${db.name} are blocked (block_writes): an upload is a write`
-        : `writes of organization ${db.org_slug} are blocked because it used up its plan's quota: an upload is a write`,
-      "BLOCKED",
-    );
+    throw db.block_writes === 1
+      ? dataAccessErrors.databaseWritesBlocked(db.name)
+      : dataAccessErrors.organizationWritesBlocked(db.org_slug);
   }
   if (db.awaiting_upload === 0) {
-    throw new ConflictError(
-      `database ${db.name} doesn't wait for an upload: only a database created with seed {"type": "database_upload"} receives one, once`,
-      "DATABASE_NOT_AWAITING_UPLOAD",
-    );
+    throw dataAccessErrors.notAwaitingUpload(db.name);
   }
   const limit = db.size_limit ? parseSizeLimit(db.size_limit) : MAX_UPLOAD_BYTES;
   return {

@@ -1,10 +1,4 @@
-import {
-  ConflictError,
-  InvalidError,
-  NotFoundError,
-  UnavailableError,
-  UniqueViolationError,
-} from "../../errors.js";
+import { UniqueViolationError } from "../../errors.js";
 import { newUuid } from "../../lib/ids.js";
 import { isoTime } from "../../lib/time.js";
 import type { GroupRow, OrganizationRow } from "../../store/schema.js";
@@ -12,9 +6,12 @@ import type { Repos } from "../../store/store.js";
 import { requireFilesHere } from "../cluster/placement-tx.js";
 import { requireOrgAccess } from "../core/access-tx.js";
 import { audit } from "../core/audit-tx.js";
+import { coreErrors } from "../core/errors.js";
 import { checkDatabaseName, parseSizeLimit } from "../core/names.js";
 import { requireGroupInScope } from "../core/roles.js";
+import { groupErrors } from "../groups/errors.js";
 import { requireQuota } from "../plans/quota-tx.js";
+import { databaseErrors } from "./errors.js";
 import type { BuiltContent, ContentPlan, DatabaseCtx, Seed } from "./ports.js";
 import { dumpIdFromUrl, parseSeed, requireSeedSource } from "./seeds.js";
 import { type Database, toDatabase } from "./views.js";
@@ -61,14 +58,10 @@ export async function createDatabase(
   const maxBytes = sizeLimit === null ? 0 : parseSizeLimit(sizeLimit);
   const seed = input.seed === undefined || input.seed === null ? undefined : parseSeed(input.seed);
   if (input.isSchema && input.schema) {
-    throw new InvalidError(
-      "is_schema and schema can't both be set: a database is either a schema database or follows one",
-    );
+    throw databaseErrors.schemaAndIsSchema();
   }
   if (input.schema && seed) {
-    throw new InvalidError(
-      "a database following a schema database gets its schema from it: it can't have a seed too",
-    );
+    throw databaseErrors.schemaAndSeed();
   }
   const { deps } = ctx;
   const plan = await deps.store.read(async (r) => {
@@ -115,14 +108,14 @@ async function place(
   const { org } = await requireOrgAccess(r, ctx.actor, slug, "db:create");
   checkDatabaseName(input.name, org.slug);
   const group = await r.groups.findByName(org.id, input.group || "default");
-  if (!group) throw new InvalidError("group not found");
+  if (!group) throw databaseErrors.groupNotFoundForCreate();
   requireGroupInScope(ctx.actor, group.id, group.name);
   const locations = (await r.groups.locationsOf([group.id])).get(group.id) ?? [];
   if (input.location && !locations.includes(input.location)) {
-    throw new InvalidError(`location ${input.location} is not part of group ${group.name}`);
+    throw groupErrors.locationNotInGroup(input.location, group.name);
   }
   if (await r.databases.findByName(org.id, input.name)) {
-    throw new ConflictError(`database with name ${input.name} already exists`);
+    throw databaseErrors.nameTaken(input.name);
   }
   await requireFilesHere(r, ctx.deps, locations);
   return { org, group, locations };
@@ -144,31 +137,23 @@ async function planContent(
   if (seed?.type === "dump") {
     const dumpId = dumpIdFromUrl(seed.url, org.slug, input.host);
     if (deps.dumps.find(dumpId)?.orgId !== org.id) {
-      throw new InvalidError(
-        "seed.url names a dump that doesn't exist or has expired (a dump is kept 24 hours, until a database is created from it): upload it again",
-      );
+      throw databaseErrors.dumpGone();
     }
     return { seed, dumpId };
   }
   if (input.schema) {
     const parent = await r.databases.findByName(org.id, input.schema);
     if (!parent || (ctx.actor.groupId !== null && parent.group_id !== ctx.actor.groupId)) {
-      throw new NotFoundError(`could not find database with name ${input.schema}: record not found`);
+      throw coreErrors.databaseNotFound(input.schema);
     }
     if (parent.awaiting_upload !== 0) {
-      throw new InvalidError(
-        `schema database ${input.schema} has no schema yet: it is waiting for an upload`,
-      );
+      throw databaseErrors.schemaAwaitingUpload(input.schema);
     }
     if (parent.is_schema !== 1) {
-      throw new InvalidError(
-        `database ${input.schema} is not a schema database: create it with is_schema true to share its schema`,
-      );
+      throw databaseErrors.notASchema(input.schema);
     }
     if (!deps.files.exists(parent.primary_location, parent.id)) {
-      throw new UnavailableError(
-        `the primary of schema database ${input.schema} is not served by this node; send the request to the node holding location ${parent.primary_location}`,
-      );
+      throw databaseErrors.schemaElsewhere(input.schema, parent.primary_location);
     }
     return { seed, schemaParent: parent };
   }
@@ -196,9 +181,7 @@ async function commitCreate(
       // deleted until this child is committed (its deletion then sees the child and refuses).
       await r.databases.lock(built.schemaId);
       if (!(await r.databases.findById(built.schemaId))) {
-        throw new NotFoundError(
-          `schema database ${input.schema} was deleted while this database was created`,
-        );
+        throw databaseErrors.schemaDeleted(input.schema);
       }
     }
     // Read again under the lock: a location added meanwhile must get this database's replica too.
@@ -228,12 +211,10 @@ async function commitCreate(
     } catch (e) {
       if (!(e instanceof UniqueViolationError)) throw e;
       if (await r.databases.findByName(org.id, input.name)) {
-        throw new ConflictError(`database with name ${input.name} already exists`);
+        throw databaseErrors.nameTaken(input.name);
       }
       // Another organization's database has the same hostname (`a-b` + `c` vs `a` + `b-c`).
-      throw new ConflictError(
-        `database name ${input.name} is not available: the hostname ${row.hostname_label}.${deps.dbDomain} is taken`,
-      );
+      throw databaseErrors.hostnameTaken(input.name, row.hostname_label, deps.dbDomain);
     }
     const seeded = made.seed ? seedSummary(made.seed) : {};
     await audit(r, ctx, org.id, "db-create", `database ${input.name} created in group ${group.name}`, {

@@ -1,9 +1,9 @@
-import { InvalidError } from "../../errors.js";
 import { canonicalEntry, MAX_ALLOWED_IPS } from "../../lib/ip-allowlist.js";
 import type { DatabasePatch } from "../../store/databases.js";
 import { requireDatabase } from "../core/access-tx.js";
 import { audit } from "../core/audit-tx.js";
 import { parseSizeLimit } from "../core/names.js";
+import { databaseErrors } from "./errors.js";
 import type { DatabaseCtx } from "./ports.js";
 
 export interface DatabaseConfiguration {
@@ -49,13 +49,13 @@ function toConfiguration(r: Row): DatabaseConfiguration {
 /** The allowlist as stored: canonical, without duplicates; null when it allows everyone. */
 function storedAllowlist(entries: readonly string[]): string | null {
   if (entries.length > MAX_ALLOWED_IPS) {
-    throw new InvalidError(`allowed_ips can hold at most ${MAX_ALLOWED_IPS} entries, not ${entries.length}`);
+    throw databaseErrors.tooManyAllowedIps(MAX_ALLOWED_IPS, entries.length);
   }
   const canonical = entries.map((e) => {
     try {
       return canonicalEntry(e);
     } catch (err) {
-      throw new InvalidError(`invalid allowed_ips entry: ${(err as Error).message}`);
+      throw databaseErrors.invalidAllowedIp((err as Error).message);
     }
   });
   return canonical.length === 0 ? null : JSON.stringify([...new Set(canonical)]);
@@ -82,9 +82,7 @@ export async function updateDatabaseConfiguration(
   const size = patch.sizeLimit?.trim().toLowerCase();
   if (size !== undefined && size !== "" && size !== "0") parseSizeLimit(size);
   if (patch.allowedAwsVpcIds && patch.allowedAwsVpcIds.length > 0) {
-    throw new InvalidError(
-      "allowed_aws_vpc_ids: AWS PrivateLink is not available on Shoal; restrict access with allowed_ips instead",
-    );
+    throw databaseErrors.noPrivateLink();
   }
   const allowedIps = patch.allowedIps === undefined ? undefined : storedAllowlist(patch.allowedIps);
   const flag = (v: boolean | undefined) => (v === undefined ? undefined : v ? 1 : 0);

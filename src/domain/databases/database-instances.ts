@@ -1,9 +1,9 @@
-import { InvalidError, NotFoundError, UnavailableError } from "../../errors.js";
 import { derivedUuid } from "../../lib/ids.js";
 import { requireDatabase } from "../core/access-tx.js";
 import type { Ctx } from "../core/context.js";
 import { addGroupLocation, removeGroupLocation } from "../groups/group-locations.js";
 import type { GroupPorts } from "../groups/ports.js";
+import { databaseErrors } from "./errors.js";
 import type { DatabasePorts } from "./ports.js";
 
 /** A database's instance in one location of its group. */
@@ -37,8 +37,6 @@ export async function listInstances(
 }
 
 // The turso CLI recognises this wording.
-const instanceNotFound = (instance: string, db: string) =>
-  new NotFoundError(`could not find instance ${instance} of database ${db}`);
 
 export async function getInstance(
   ctx: Ctx<DatabasePorts & GroupPorts>,
@@ -49,7 +47,7 @@ export async function getInstance(
   const found = (await listInstances(ctx, slug, name)).find(
     (i) => i.name === instance || i.uuid === instance,
   );
-  if (!found) throw instanceNotFound(instance, name);
+  if (!found) throw databaseErrors.instanceNotFound(instance, name);
   return found;
 }
 
@@ -71,7 +69,7 @@ export async function createInstance(
   name: string,
   location: string,
 ): Promise<Instance> {
-  if (location === "") throw new InvalidError("location is required");
+  if (location === "") throw databaseErrors.locationRequired();
   const db = await databaseToChange(ctx, slug, name);
   await addGroupLocation(ctx, slug, db.group_name, location, { id: db.id, name });
   return getInstance(ctx, slug, name, location);
@@ -92,9 +90,7 @@ export async function deleteInstance(
   const db = await databaseToChange(ctx, slug, name);
   const found = await getInstance(ctx, slug, name, instance);
   if (found.type === "primary") {
-    throw new InvalidError(
-      `instance ${found.name} is the primary of database ${name} and can't be deleted; delete the database instead`,
-    );
+    throw databaseErrors.primaryInstanceKept(found.name, name);
   }
   await removeGroupLocation(ctx, slug, db.group_name, found.name, { id: db.id, name });
   return found;
@@ -115,8 +111,6 @@ export async function waitForInstance(
   if (found.type === "primary") return;
   const { db } = await ctx.deps.store.read((r) => requireDatabase(r, ctx.actor, slug, name, "read"));
   if (!(await ctx.deps.replicas.waitCaughtUp([db.id], found.name, timeoutMs))) {
-    throw new UnavailableError(
-      `instance ${found.name} of database ${name} did not catch up within ${timeoutMs} ms`,
-    );
+    throw databaseErrors.instanceBehind(found.name, name, timeoutMs);
   }
 }

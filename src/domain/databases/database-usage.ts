@@ -1,7 +1,7 @@
-import { InvalidError } from "../../errors.js";
 import { derivedUuid } from "../../lib/ids.js";
 import { parseRfc3339 } from "../../lib/rfc3339.js";
 import { requireDatabase } from "../core/access-tx.js";
+import { databaseErrors } from "./errors.js";
 import type { DatabaseCtx } from "./ports.js";
 
 export interface UsageFigures {
@@ -29,7 +29,7 @@ export interface TopQuery {
 export function parseTime(name: string, text: string | undefined, fallback: Date): Date {
   if (text === undefined || text === "") return fallback;
   const t = parseRfc3339(text);
-  if (!t.ok) throw new InvalidError(`invalid ${name} parameter: ${t.error}`);
+  if (!t.ok) throw databaseErrors.invalidTime(name, t.error);
   return t.date;
 }
 
@@ -46,7 +46,7 @@ export async function getDatabaseUsage(
   const now = ctx.deps.clock();
   const from = parseTime("from", range.from, new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), 1)));
   const to = parseTime("to", range.to, now);
-  if (from > to) throw new InvalidError("invalid period: from is after to");
+  if (from > to) throw databaseErrors.periodReversed();
   const { db } = await ctx.deps.store.read((r) => requireDatabase(r, ctx.actor, slug, name, "read"));
   await ctx.deps.meter.flush();
   const [totals, locations] = await ctx.deps.store.read(async (r) =>

@@ -1,10 +1,10 @@
-import { InvalidError } from "../../errors.js";
 import { decodeStringCursor, type Page, type PageRequest, pageOf } from "../../lib/cursor.js";
 import type { DatabaseFilter, DatabaseWithPlacement } from "../../store/databases.js";
 import type { Repos } from "../../store/store.js";
 import { requireFilesHere } from "../cluster/placement-tx.js";
 import { requireDatabase, requireOrgAccess } from "../core/access-tx.js";
 import { audit } from "../core/audit-tx.js";
+import { databaseErrors } from "./errors.js";
 import type { DatabaseCtx } from "./ports.js";
 import { type Database, toDatabase } from "./views.js";
 
@@ -86,26 +86,20 @@ export async function deleteDatabase(ctx: DatabaseCtx, slug: string, name: strin
     await r.organizations.lockAll([org.id]);
     await r.databases.lock(row.id);
     if (row.delete_protection === 1) {
-      throw new InvalidError(
-        `database ${name} is protected against deletion; turn delete_protection off first`,
-      );
+      throw databaseErrors.deleteProtected(name);
     }
     if (row.is_schema === 1) {
       const children = await r.databases.schemaChildren(row.id);
       if (children.length > 0) {
-        throw new InvalidError(
-          `schema database ${name} can't be deleted while databases follow its schema (${children
-            .slice(0, 5)
-            .map((c) => c.name)
-            .join(", ")}${children.length > 5 ? ", ..." : ""}); delete them first`,
+        throw databaseErrors.schemaFollowed(
+          name,
+          children.map((c) => c.name),
         );
       }
     }
     const group = await r.groups.findById(row.group_id);
     if (group?.delete_protection === 1) {
-      throw new InvalidError(
-        `database ${name} is in group ${group.name}, which is protected against deletion; turn the group's delete_protection off first`,
-      );
+      throw databaseErrors.groupDeleteProtected(name, group.name);
     }
     const locations = (await r.groups.locationsOf([row.group_id])).get(row.group_id) ?? [];
     await requireFilesHere(r, ctx.deps, locations);

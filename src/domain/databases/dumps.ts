@@ -1,7 +1,7 @@
 import { DumpTooLargeError } from "../../engine/dump-files.js";
-import { InvalidError, LimitExceededError } from "../../errors.js";
 import { requireOrgAccess } from "../core/access-tx.js";
 import { audit } from "../core/audit-tx.js";
+import { databaseErrors } from "./errors.js";
 import type { DatabaseCtx } from "./ports.js";
 
 /** Largest SQL dump accepted (it is read whole when it seeds a database). */
@@ -29,24 +29,20 @@ export async function uploadDump(
   deps.dumps.sweep();
   const room = MAX_PENDING_DUMP_BYTES - deps.dumps.pendingBytes(org.id);
   if (room <= 0) {
-    throw new LimitExceededError(
-      `organization ${org.slug} already has ${MAX_PENDING_DUMP_BYTES} bytes of dumps waiting; create databases from them or let them expire first`,
-    );
+    throw databaseErrors.dumpRoomFull(org.slug, MAX_PENDING_DUMP_BYTES);
   }
   let info: Awaited<ReturnType<typeof deps.dumps.save>>;
   try {
     info = await deps.dumps.save(org.id, content, Math.min(MAX_DUMP_BYTES, room));
   } catch (e) {
     if (e instanceof DumpTooLargeError) {
-      throw new InvalidError(
-        `the dump is larger than ${e.maxBytes} bytes${e.maxBytes < MAX_DUMP_BYTES ? " (the room left for this organization's waiting dumps)" : ""}`,
-      );
+      throw databaseErrors.dumpTooLarge(e.maxBytes, e.maxBytes < MAX_DUMP_BYTES);
     }
     throw e;
   }
   if (info.bytes === 0) {
     deps.dumps.remove(info.id);
-    throw new InvalidError("the dump is empty: send the SQL text in the multipart field `file`");
+    throw databaseErrors.dumpEmpty();
   }
   try {
     await deps.store.write((r) =>

@@ -1,7 +1,8 @@
-import { InvalidError, NotFoundError, UnavailableError } from "../../errors.js";
 import { parseRfc3339 } from "../../lib/rfc3339.js";
 import type { DatabaseWithPlacement } from "../../store/databases.js";
+import { coreErrors } from "../core/errors.js";
 import type { FileFacts } from "../core/ports.js";
+import { databaseErrors } from "./errors.js";
 import type { Seed } from "./ports.js";
 
 export const SEED_TYPES = ["database", "database_upload", "dump"] as const;
@@ -13,37 +14,29 @@ const text = (v: unknown) => (typeof v === "string" && v.trim() !== "" ? v.trim(
  * may be given as `name` (the API reference, the TS client) or `value` (the turso CLI).
  */
 export function parseSeed(raw: unknown): Seed {
-  if (typeof raw !== "object" || raw === null || Array.isArray(raw))
-    throw new InvalidError('seed must be an object such as {"type": "database", "name": "my-db"}');
+  if (typeof raw !== "object" || raw === null || Array.isArray(raw)) throw databaseErrors.seedNotObject();
   const s = Object.fromEntries(Object.entries(raw).map(([k, v]) => [k.toLowerCase(), v]));
   const allowed = SEED_TYPES.join(", ");
   const type = text(s.type);
-  if (type === undefined) throw new InvalidError(`seed.type is required: one of ${allowed}`);
-  if (!(SEED_TYPES as readonly string[]).includes(type))
-    throw new InvalidError(`unknown seed type "${type}": use one of ${allowed}`);
+  if (type === undefined) throw databaseErrors.seedTypeMissing(allowed);
+  if (!(SEED_TYPES as readonly string[]).includes(type)) throw databaseErrors.seedTypeUnknown(type, allowed);
   if (s.timestamp !== undefined && s.timestamp !== null && type !== "database") {
-    throw new InvalidError('seed.timestamp only applies to seed type "database" (a point-in-time copy)');
+    throw databaseErrors.seedTimestampMisplaced();
   }
   if (type === "database") {
     const source = text(s.name) ?? text(s.value);
-    if (!source)
-      throw new InvalidError('seed type "database" needs seed.name (or seed.value): the database to copy');
+    if (!source) throw databaseErrors.seedSourceMissing();
     if (s.timestamp === undefined || s.timestamp === null || s.timestamp === "") return { type, source };
-    if (typeof s.timestamp !== "string") throw new InvalidError("seed.timestamp must be an ISO-8601 time");
+    if (typeof s.timestamp !== "string") throw databaseErrors.seedTimestampNotText();
     const parsed = parseRfc3339(s.timestamp);
     if (!parsed.ok) {
-      throw new InvalidError(
-        `seed.timestamp must be an ISO-8601 time with a time zone, such as 2026-05-01T12:00:00Z: ${parsed.error}`,
-      );
+      throw databaseErrors.seedTimestampInvalid(parsed.error);
     }
     return { type, source, at: parsed.date.getTime() };
   }
   if (type === "dump") {
     const url = text(s.url);
-    if (!url)
-      throw new InvalidError(
-        'seed type "dump" needs seed.url: the dump_url returned by POST .../databases/dumps',
-      );
+    if (!url) throw databaseErrors.seedUrlMissing();
     return { type, url };
   }
   return { type: "database_upload" };
@@ -57,10 +50,7 @@ const DUMP_PATH = /^\/v1\/(?:organizations\/([^/]+)\/)?databases\/dumps\/([A-Za-
  * make it reach addresses only it can reach (server-side request forgery).
  */
 export function dumpIdFromUrl(url: string, orgSlug: string, host: string | undefined): string {
-  const refuse = (why: string) =>
-    new InvalidError(
-      `seed.url ${why}: it must be a dump_url returned by POST /v1/organizations/${orgSlug}/databases/dumps on this server. Shoal doesn't download dumps from other addresses (fetching caller-supplied URLs from the server would expose its internal network); upload the dump there first`,
-    );
+  const refuse = (why: string) => databaseErrors.badDumpUrl(why, orgSlug);
   let parsed: URL;
   try {
     parsed = new URL(url);
@@ -94,15 +84,13 @@ export function requireSeedSource(
 ): DatabaseWithPlacement {
   // Out of a group-scoped token's reach reads as absent, like a database of another organization.
   if (!source || (tokenGroup !== null && source.group_id !== tokenGroup)) {
-    throw new NotFoundError(`could not find database with name ${name}: record not found`);
+    throw coreErrors.databaseNotFound(name);
   }
   if (source.awaiting_upload !== 0) {
-    throw new InvalidError(`database ${name} has no content to copy yet: it is waiting for an upload`);
+    throw databaseErrors.sourceAwaitingUpload(name);
   }
   if (!deps.files.exists(source.primary_location, source.id)) {
-    throw new UnavailableError(
-      `the primary of database ${name} is not served by this node; send the request to the node holding location ${source.primary_location}`,
-    );
+    throw databaseErrors.sourceElsewhere(name, source.primary_location);
   }
   return source;
 }

@@ -1,21 +1,18 @@
-import { ConflictError, ForbiddenError, InvalidError } from "../../errors.js";
+import { ForbiddenError } from "../../errors.js";
 import { newUuid } from "../../lib/ids.js";
+import { echoable } from "../../lib/loggable-path.js";
 import { isoTime } from "../../lib/time.js";
 import type { DatabaseWithPlacement } from "../../store/databases.js";
 import type { GroupRow, OrganizationRow } from "../../store/schema.js";
 import type { Repos } from "../../store/store.js";
 import { requireFilesHere } from "../cluster/placement-tx.js";
-import {
-  databaseNotFound,
-  groupNotFound,
-  requireDatabase,
-  requireGroup,
-  requireOrgAccess,
-} from "../core/access-tx.js";
+import { requireDatabase, requireGroup, requireOrgAccess } from "../core/access-tx.js";
 import { audit } from "../core/audit-tx.js";
+import { coreErrors } from "../core/errors.js";
 import { checkDatabaseName } from "../core/names.js";
 import { type Group, statusOf, toGroup } from "../groups/views.js";
 import { requireQuota } from "../plans/quota-tx.js";
+import { databaseErrors } from "./errors.js";
 import type { DatabaseCtx } from "./ports.js";
 import { type Database, toDatabase } from "./views.js";
 
@@ -34,9 +31,8 @@ async function requireTarget(
   from: OrganizationRow,
   slug: string,
 ): Promise<OrganizationRow> {
-  if (slug === "")
-    throw new InvalidError("organization is required: the slug of the organization to transfer to");
-  if (slug === from.slug) throw new InvalidError(`already in organization ${slug}`);
+  if (slug === "") throw databaseErrors.transferTargetMissing();
+  if (slug === from.slug) throw databaseErrors.alreadyInOrganization(slug);
   try {
     return (await requireOrgAccess(r, ctx.actor, slug, "group:transfer")).org;
   } catch (e) {
@@ -44,9 +40,7 @@ async function requireTarget(
     // organization" and switches itself to the personal one. Unknown and foreign organizations get
     // the same answer, so names can't be probed.
     if (e instanceof ForbiddenError) {
-      throw new InvalidError(
-        `cannot transfer to organization ${slug}: it does not exist, or you (with this API token) are not an owner or admin of it`,
-      );
+      throw databaseErrors.transferTargetRefused(slug);
     }
     throw e;
   }
@@ -61,16 +55,12 @@ async function requireSchemaLinksInside(
   const ids = new Set(moving.map((d) => d.id));
   for (const d of moving) {
     if (d.schema_id !== null && !ids.has(d.schema_id)) {
-      throw new InvalidError(
-        `database ${d.name} follows schema database ${d.schema_name ?? d.schema_id}, which would stay behind; a database can only move with its schema database`,
-      );
+      throw databaseErrors.schemaStaysBehind(d.name, d.schema_name ?? d.schema_id);
     }
     if (d.is_schema === 1) {
       const left = (await r.databases.list(org.id, { schemaId: d.id })).filter((c) => !ids.has(c.id));
       if (left.length > 0) {
-        throw new InvalidError(
-          `schema database ${d.name} is followed by ${left.map((c) => c.name).join(", ")}, which would stay behind`,
-        );
+        throw databaseErrors.followersStayBehind(d.name, left.map((c) => c.name).join(", "));
       }
     }
   }
@@ -88,13 +78,11 @@ async function requireRoomFor(
     moving.map((d) => d.name),
   );
   if (names.length > 0) {
-    throw new ConflictError(`organization ${target.slug} already has databases named ${names.join(", ")}`);
+    throw databaseErrors.namesTakenInTarget(target.slug, names.join(", "));
   }
   const labels = await r.databases.labelsTaken(moving.map((d) => `${d.name}-${target.slug}`));
   if (labels.length > 0) {
-    throw new ConflictError(
-      `the hostnames ${labels.join(", ")} are taken by databases of other organizations`,
-    );
+    throw databaseErrors.hostnamesTaken(labels.join(", "));
   }
 }
 
@@ -127,9 +115,9 @@ export async function transferGroup(
     await r.groups.lock(found.id);
     // Re-read under the lock: a concurrent transfer or rename may have won.
     const group = await r.groups.findById(found.id);
-    if (!group || group.org_id !== org.id || group.name !== name) throw groupNotFound();
+    if (!group || group.org_id !== org.id || group.name !== name) throw coreErrors.groupNotFound();
     if (await r.groups.findByName(target.id, name)) {
-      throw new ConflictError(`group ${name} already exists in organization ${target.slug}`);
+      throw databaseErrors.groupExistsInTarget(name, target.slug);
     }
     const dbs = await r.databases.list(org.id, { groupId: group.id });
     await requireSchemaLinksInside(r, org, dbs);
@@ -167,8 +155,12 @@ async function landingGroup(
   if (existing) {
     await r.groups.lock(existing.id);
     if (existing.primary_location !== db.primary_location) {
-      throw new InvalidError(
-        `cannot move database ${db.name} into group ${existing.name} of organization ${target.slug}: that group's primary location is ${existing.primary_location} and the database's is ${db.primary_location}; rename one of the groups, or transfer the whole group`,
+      throw databaseErrors.landingGroupElsewhere(
+        db.name,
+        existing.name,
+        target.slug,
+        existing.primary_location,
+        db.primary_location,
       );
     }
     return { group: existing, locations: await locationsOf(r, existing.id) };
@@ -219,14 +211,15 @@ export async function transferDatabase(
   const plan = await deps.store.write(async (r) => {
     const { org, role, db: found } = await requireDatabase(r, ctx.actor, slug, name, "db:configure");
     if (role !== "owner" && role !== "admin") {
-      throw new ForbiddenError("only organization admins or owners can transfer databases");
+      throw databaseErrors.onlyAdminsTransfer();
     }
     const target = await requireTarget(r, ctx, org, targetSlug);
     await r.organizations.lockAll([org.id, target.id]);
     await r.groups.lock(found.group_id);
     // Read again under the locks: a concurrent transfer or deletion may have won.
     const db = await r.databases.findById(found.id);
-    if (!db || db.org_id !== org.id || db.group_id !== found.group_id) throw databaseNotFound(name);
+    if (!db || db.org_id !== org.id || db.group_id !== found.group_id)
+      throw coreErrors.databaseNotFound(echoable(name));
     await requireSchemaLinksInside(r, org, [db]);
     await requireRoomFor(r, target, [db]);
     await requireQuota(r, target, "databases");

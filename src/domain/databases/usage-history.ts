@@ -1,6 +1,6 @@
-import { InvalidError } from "../../errors.js";
 import { requireDatabase } from "../core/access-tx.js";
 import { parseTime } from "./database-usage.js";
+import { databaseErrors } from "./errors.js";
 import type { DatabaseCtx } from "./ports.js";
 
 /** Longest period one request may ask for, in days. */
@@ -41,9 +41,9 @@ export async function getUsageHistory(
   const now = ctx.deps.clock();
   const to = parseTime("to", range.to, now);
   const from = parseTime("from", range.from, new Date(to.getTime() - 29 * DAY_MS));
-  if (from > to) throw new InvalidError("invalid period: from is after to");
+  if (from > to) throw databaseErrors.periodReversed();
   if (to.getTime() - from.getTime() > MAX_HISTORY_DAYS * DAY_MS) {
-    throw new InvalidError(`invalid period: at most ${MAX_HISTORY_DAYS} days at a time`);
+    throw databaseErrors.periodTooLong(MAX_HISTORY_DAYS);
   }
   const { db } = await ctx.deps.store.read((r) => requireDatabase(r, ctx.actor, slug, name, "read"));
   await ctx.deps.meter.flush();

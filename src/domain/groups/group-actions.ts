@@ -1,9 +1,10 @@
-import { ConflictError, UniqueViolationError } from "../../errors.js";
+import { UniqueViolationError } from "../../errors.js";
 import type { GroupRow } from "../../store/schema.js";
 import type { Repos } from "../../store/store.js";
 import { requireGroup } from "../core/access-tx.js";
 import { audit } from "../core/audit-tx.js";
 import { checkGroupName } from "../core/names.js";
+import { groupErrors } from "./errors.js";
 import type { GroupCtx } from "./ports.js";
 import { type Group, statusOf, toGroup } from "./views.js";
 
@@ -69,7 +70,7 @@ export async function renameGroup(
     try {
       await r.groups.rename(group.id, newName);
     } catch (e) {
-      if (e instanceof UniqueViolationError) throw new ConflictError("group already exists");
+      if (e instanceof UniqueViolationError) throw groupErrors.exists();
       throw e;
     }
     await audit(r, ctx, org.id, "group-rename", `group ${name} renamed to ${newName}`, {

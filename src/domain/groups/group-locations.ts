@@ -1,10 +1,10 @@
-import { InvalidError, UnavailableError } from "../../errors.js";
 import { isoTime } from "../../lib/time.js";
 import { requireFilesHere } from "../cluster/placement-tx.js";
 import { requireGroup } from "../core/access-tx.js";
 import { audit } from "../core/audit-tx.js";
 import type { InstanceRef } from "../core/ports.js";
 import { requireLocationQuota } from "../plans/quota-tx.js";
+import { groupErrors } from "./errors.js";
 import type { GroupCtx, GroupPorts } from "./ports.js";
 import { type Group, toGroup } from "./views.js";
 
@@ -73,7 +73,7 @@ export async function addGroupLocation(
       "building the new location's replicas failed; rolling it back",
     );
     await dropLocation(deps, plan.group.id, location);
-    throw new UnavailableError(`location ${location} could not be added: its replicas could not be built`);
+    throw groupErrors.locationNotBuilt(location);
   }
   return plan.group;
 }
@@ -108,13 +108,11 @@ export async function removeGroupLocation(
       deps.catalogue.require(location);
       return { group: toGroup(row, locations), removed: [] as InstanceRef[] };
     }
-    if (location === row.primary_location) throw new InvalidError("cannot remove primary location");
+    if (location === row.primary_location) throw groupErrors.primaryLocationKept();
     await requireFilesHere(r, deps, locations);
     const ids = await r.databases.idsInGroup(row.id);
     if (via && (ids.length !== 1 || ids[0] !== via.id)) {
-      throw new InvalidError(
-        `instance ${location} of database ${via.name} can't be deleted on its own: locations belong to the group, and group ${groupName} has other databases there; remove the location from the group instead (DELETE .../groups/${groupName}/locations/${location})`,
-      );
+      throw groupErrors.instanceBelongsToGroup(location, via.name, groupName);
     }
     await r.groups.deleteLocation(row.id, location);
     await audit(
@@ -158,10 +156,10 @@ export async function waitForLocation(
   });
   if (!group.locations.includes(location)) {
     ctx.deps.catalogue.require(location);
-    throw new InvalidError(`location ${location} is not part of group ${groupName}`);
+    throw groupErrors.locationNotInGroup(location, groupName);
   }
   if (location === group.primary) return;
   if (!(await ctx.deps.replicas.waitCaughtUp(dbIds, location, timeoutMs))) {
-    throw new UnavailableError(`replicas in ${location} did not catch up within ${timeoutMs} ms`);
+    throw groupErrors.locationBehind(location, timeoutMs);
   }
 }

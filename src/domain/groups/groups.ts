@@ -1,15 +1,17 @@
-import { ConflictError, InvalidError, UniqueViolationError } from "../../errors.js";
+import { UniqueViolationError } from "../../errors.js";
 import { decodeStringCursor, type Page, type PageRequest, pageOf } from "../../lib/cursor.js";
 import { newUuid } from "../../lib/ids.js";
 import { isoTime } from "../../lib/time.js";
 import type { Repos } from "../../store/store.js";
 import { requireFilesHere } from "../cluster/placement-tx.js";
-import { groupNotFound, requireGroup, requireOrgAccess } from "../core/access-tx.js";
+import { requireGroup, requireOrgAccess } from "../core/access-tx.js";
 import { audit } from "../core/audit-tx.js";
+import { coreErrors } from "../core/errors.js";
 import { instancesOfGroup } from "../core/instances-tx.js";
 import { checkGroupName } from "../core/names.js";
 import type { ReplicaStatus } from "../core/ports.js";
 import { requireLocationQuota, requireQuota } from "../plans/quota-tx.js";
+import { groupErrors } from "./errors.js";
 import type { GroupCtx } from "./ports.js";
 import { type Group, statusOf, toGroup } from "./views.js";
 
@@ -52,7 +54,7 @@ export async function createGroup(
     try {
       await r.groups.insert(row);
     } catch (e) {
-      if (e instanceof UniqueViolationError) throw new ConflictError("group already exists");
+      if (e instanceof UniqueViolationError) throw groupErrors.exists();
       throw e;
     }
     await r.groups.insertLocation({ group_id: row.id, location, position: 0, added_at: now });
@@ -91,7 +93,7 @@ export async function getGroup(ctx: GroupCtx, slug: string, name: string): Promi
   return ctx.deps.store.read(async (r) => {
     const { org } = await requireGroup(r, ctx.actor, slug, name, "read");
     const group = await loadGroup(r, org.id, name, ctx.deps);
-    if (!group) throw groupNotFound();
+    if (!group) throw coreErrors.groupNotFound();
     return group;
   });
 }
@@ -103,17 +105,15 @@ export async function deleteGroup(ctx: GroupCtx, slug: string, name: string): Pr
     // The organization before the group (its counts change), as in every transaction.
     await r.organizations.lockAll([org.id]);
     const group = await loadGroup(r, org.id, name);
-    if (!group) throw groupNotFound();
+    if (!group) throw coreErrors.groupNotFound();
     if (group.deleteProtection) {
-      throw new InvalidError(`group ${name} is protected against deletion; turn delete_protection off first`);
+      throw groupErrors.deleteProtected(name);
     }
     const protectedDbs = (await r.databases.list(org.id, { groupId: group.id })).filter(
       (d) => d.delete_protection === 1,
     );
     if (protectedDbs.length > 0) {
-      throw new InvalidError(
-        `group ${name} holds databases protected against deletion: ${protectedDbs.map((d) => d.name).join(", ")}`,
-      );
+      throw groupErrors.holdsProtected(name, protectedDbs.map((d) => d.name).join(", "));
     }
     const instances = await instancesOfGroup(r, group.id);
     await requireFilesHere(

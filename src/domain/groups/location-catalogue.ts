@@ -1,5 +1,5 @@
 import type { LocationDef } from "../../config.js";
-import { InvalidError, NotFoundError } from "../../errors.js";
+import { groupErrors } from "./errors.js";
 
 /**
  * The platform a location is listed under in the turso CLI's `db locations` (Turso groups its
@@ -36,7 +36,7 @@ export class LocationCatalogue {
   /** Throws Turso's `invalid location: <code>` for a code the catalogue doesn't hold. */
   require(code: string): LocationDef {
     const l = this.byCode.get(code);
-    if (!l) throw new InvalidError(`invalid location: ${code}`);
+    if (!l) throw groupErrors.invalidLocation(code);
     return l;
   }
 
@@ -66,7 +66,7 @@ export class LocationCatalogue {
    */
   describe(code: string): { location: LocationDef; closest: LocationDef[] } {
     const location = this.byCode.get(code);
-    if (!location) throw new NotFoundError(`location ${code} not found`);
+    if (!location) throw groupErrors.locationNotFound(code);
     const platform = platformOf(code);
     const closest = this.all
       .map((l, index) => ({ l, index }))

@@ -1,9 +1,9 @@
-import { ForbiddenError } from "../../errors.js";
 import { derivedUuid } from "../../lib/ids.js";
 import type { OrganizationRow } from "../../store/schema.js";
 import type { Repos } from "../../store/store.js";
 import { requireOrgAccess } from "../core/access-tx.js";
 import { storageOf } from "./blocking-tx.js";
+import { planErrors } from "./errors.js";
 import { currentPeriod } from "./period.js";
 import type { PlanCtx } from "./ports.js";
 import { type Quotas, toPlan } from "./views.js";
@@ -63,7 +63,7 @@ export type InvoiceFilter = "all" | "upcoming" | "issued";
 async function requireBillingReader(r: Repos, ctx: PlanCtx, slug: string): Promise<OrganizationRow> {
   const { org } = await requireOrgAccess(r, ctx.actor, slug, "read");
   if (ctx.actor.groupId !== null) {
-    throw new ForbiddenError("a group-scoped API token cannot read the organization's usage or invoices");
+    throw planErrors.groupTokenCannotReadUsage();
   }
   return org;
 }

@@ -1,11 +1,13 @@
-import { ConflictError, InvalidError, NotFoundError, UniqueViolationError } from "../../errors.js";
+import { UniqueViolationError } from "../../errors.js";
 import { isoTime } from "../../lib/time.js";
 import type { PlanRow, PlansTable } from "../../store/schema.js";
 import type { Repos } from "../../store/store.js";
 import { requireOrgAccess } from "../core/access-tx.js";
 import { audit } from "../core/audit-tx.js";
+import { coreErrors } from "../core/errors.js";
 import { requireInstanceAdmin } from "../core/roles.js";
 import { settleBlocking } from "./blocking-tx.js";
+import { planErrors } from "./errors.js";
 import type { PlanCtx } from "./ports.js";
 import { COLUMN, type Plan, type Quotas, type Subscription, toPlan } from "./views.js";
 
@@ -21,14 +23,14 @@ function columnsOf(input: { price?: string; quotas?: Partial<Quotas> }): Partial
   const out: Partial<Record<keyof PlansTable, unknown>> = {};
   if (input.price !== undefined) {
     if (!PRICE.test(input.price)) {
-      throw new InvalidError(`invalid price "${input.price}": a decimal amount such as 0, 29 or 4.99`);
+      throw planErrors.invalidPrice(input.price);
     }
     out.price = input.price;
   }
   for (const [key, value] of Object.entries(input.quotas ?? {}) as Array<[keyof Quotas, number | null]>) {
     if (value === undefined) continue;
     if (value !== null && (!Number.isSafeInteger(value) || value < 0)) {
-      throw new InvalidError(`invalid quota ${COLUMN[key]}: a whole number from 0, or null for unlimited`);
+      throw planErrors.invalidQuota(COLUMN[key]);
     }
     out[COLUMN[key]] = value;
   }
@@ -45,8 +47,6 @@ async function adminAudit(
   const own = await r.organizations.findBySlug(ctx.actor.username);
   if (own) await audit(r, ctx, own.id, code, message, data);
 }
-
-const planNotFound = (name: string) => new NotFoundError(`plan ${name} not found`);
 
 /** `GET /v1/admin/plans`: every plan with how many organizations are on it. */
 export async function listAllPlans(ctx: PlanCtx): Promise<Array<Plan & { organizations: number }>> {
@@ -67,9 +67,7 @@ export async function createPlan(
 ): Promise<Plan> {
   requireAdmin(ctx, "manage plans");
   if (!PLAN_NAME.test(input.name)) {
-    throw new InvalidError(
-      `invalid plan name "${input.name}": 1 to 64 lowercase letters, digits or inner dashes`,
-    );
+    throw planErrors.invalidPlanName(input.name);
   }
   const row = {
     name: input.name,
@@ -88,7 +86,7 @@ export async function createPlan(
     try {
       await r.plans.insert(row);
     } catch (e) {
-      if (e instanceof UniqueViolationError) throw new ConflictError(`plan ${input.name} already exists`);
+      if (e instanceof UniqueViolationError) throw planErrors.planExists(input.name);
       throw e;
     }
     const plan = toPlan(row);
@@ -112,7 +110,7 @@ export async function updatePlan(
   await ctx.deps.meter.flush();
   const { plan, changed } = await ctx.deps.store.write(async (r) => {
     await r.plans.lockPlan(name);
-    if (!(await r.plans.find(name))) throw planNotFound(name);
+    if (!(await r.plans.find(name))) throw planErrors.planNotFound(name);
     await r.plans.update(name, patch);
     const plan = toPlan((await r.plans.find(name)) as PlanRow);
     await adminAudit(r, ctx, "plan-update", `plan ${name} updated`, { plan: name, ...plan.quotas });
@@ -131,15 +129,13 @@ export async function deletePlan(ctx: PlanCtx, name: string): Promise<void> {
   requireAdmin(ctx, "manage plans");
   await ctx.deps.store.write(async (r) => {
     await r.plans.lockPlan(name);
-    if (!(await r.plans.find(name))) throw planNotFound(name);
+    if (!(await r.plans.find(name))) throw planErrors.planNotFound(name);
     if (name === DEFAULT_PLAN) {
-      throw new ConflictError(`plan ${name} is the plan of new organizations and cannot be deleted`);
+      throw planErrors.defaultPlanKept(name);
     }
     const users = await r.plans.countOrganizations(name);
     if (users > 0) {
-      throw new ConflictError(
-        `plan ${name} is used by ${users} organization${users === 1 ? "" : "s"}; move them to another plan first`,
-      );
+      throw planErrors.planInUse(name, users);
     }
     await r.plans.delete(name);
     await adminAudit(r, ctx, "plan-delete", `plan ${name} deleted`, { plan: name });
@@ -175,9 +171,9 @@ export async function setOrganizationPlan(
   await ctx.deps.meter.flush();
   const { sub, changed } = await ctx.deps.store.write(async (r) => {
     const org = await r.organizations.findBySlug(slug);
-    if (!org) throw new NotFoundError("organization not found");
+    if (!org) throw coreErrors.organizationNotFound();
     await r.plans.lockPlan(planName);
-    if (!(await r.plans.find(planName))) throw new InvalidError(`unknown plan: ${planName}`);
+    if (!(await r.plans.find(planName))) throw planErrors.unknownPlan(planName);
     let changed = false;
     if (org.plan !== planName) {
       await r.plans.lockOrganization(org.id);

@@ -1,6 +1,6 @@
-import { QuotaExceededError } from "../../errors.js";
 import type { OrganizationRow } from "../../store/schema.js";
 import type { Repos } from "../../store/store.js";
+import { planErrors } from "./errors.js";
 
 /** The things an organization holds that a plan caps. */
 export type Holding = "databases" | "groups" | "locations";
@@ -30,8 +30,6 @@ export async function requireQuota(r: Repos, org: OrganizationRow, what: Holding
   // Counting stops just past the cap: enough to decide, and constant time however many exist.
   const held = await r.plans.holdingUpTo(org.id, what, cap + 1);
   if (held + adding > cap) {
-    throw new QuotaExceededError(
-      `the ${org.plan} plan of organization ${org.slug} allows ${cap} ${NOUN[what]} and it has ${held > cap ? `more than ${cap}` : held}; ask the instance administrator for a larger plan, or turn overages on`,
-    );
+    throw planErrors.quotaUsedUp(org, cap, NOUN[what], held);
   }
 }
