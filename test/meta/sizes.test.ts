@@ -7,8 +7,8 @@ const ROOT = path.resolve(import.meta.dirname, "../..");
 /** house-style.md: files short (never over 400 lines), functions under 80. */
 const MAX_FILE_LINES = 400;
 const MAX_FUNCTION_LINES = 80;
-/** The code these rules hold for: the service and the CLI. */
-const ROOTS = ["src"];
+/** The code these rules hold for: the service, the CLI and the web console. */
+const ROOTS = ["src", "console/src"];
 
 function* sources(dir: string): Generator<string> {
   for (const e of readdirSync(dir, { withFileTypes: true })) {
@@ -56,7 +56,7 @@ describe("sizes", () => {
   const all = ROOTS.flatMap((d) => [...sources(path.join(ROOT, d))]);
 
   it("finds the sources it checks", () => {
-    expect(all.length).toBeGreaterThan(200);
+    expect(all.length).toBeGreaterThan(250);
   });
 
   it(`keeps every source file at ${MAX_FILE_LINES} lines or fewer`, () => {
