@@ -1,11 +1,11 @@
-import type { DataAccess } from "../../domain/data-access.js";
-import { parseSizeLimit } from "../../domain/names.js";
-import type { UsageMeter } from "../../domain/usage-meter.js";
+import { parseSizeLimit } from "../../domain/core/names.js";
+import type { DataAccess } from "../../domain/data-access/open.js";
 import type { EngineConnection, ExecResult, Prepared, SqlArgs } from "../../engine/connection.js";
 import type { FrameLogs } from "../../engine/frame-logs.js";
 import { sweepDue, sweepStatements } from "../../engine/handle-release.js";
 import type { ConnectionPool } from "../../engine/pool.js";
 import { splitStatements } from "../../engine/sql-lexer.js";
+import type { UsageMeter } from "../../hosting/usage-meter.js";
 import { isSchemaChange, refuseOnFollower } from "../schema-changes.js";
 import {
   type AttachTarget,
