@@ -99,6 +99,7 @@ async function serve(
   const api = createApp(parts, {
     rateLimit: { limit: config.rateLimit, windowSeconds: config.rateLimitWindowSeconds },
     consoleDir: at.consoleDir ?? DEFAULT_CONSOLE_DIR,
+    metricsToken: config.metricsToken,
   });
   const dataPlane = createDataPlane(parts, {
     txnTimeoutMs: config.transactionTimeoutMs,
