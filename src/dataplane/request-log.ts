@@ -85,7 +85,10 @@ export function observeRequest(
     // A connection that dropped before the answer was sent is counted as status 499 (nginx's).
     const status = res.writableFinished ? res.statusCode : 499;
     deps.metrics.dataRequest("http", endpoint, String(status), seconds);
-    if (!deps.log.isLevelEnabled("info")) return;
+    // Replicas on this node pull after every commit, by database id: at info those pulls would
+    // outnumber the clients' own requests.
+    const level = "id" in route.locator ? "debug" : "info";
+    if (!deps.log.isLevelEnabled(level)) return;
     const line: Record<string, unknown> = {
       requestId: res.getHeader(REQUEST_ID_HEADER),
       method,
@@ -99,7 +102,7 @@ export function observeRequest(
       line.statements = shapes.statements;
       if (shapes.count > shapes.statements.length) line.statementCount = shapes.count;
     }
-    deps.log.info(line, "data plane request");
+    deps.log[level](line, "data plane request");
   });
 }
 

@@ -118,6 +118,19 @@ describe("data-plane log lines", () => {
     }
   });
 
+  it("leave the pulls of this node's own replicas (by database id) to the debug level", async () => {
+    const r = await fetch(`${shoal.url}/replication/${db.id}/info`, {
+      headers: { authorization: `Bearer ${db.token}` },
+    });
+    await r.arrayBuffer();
+    const id = r.headers.get("x-request-id")!;
+    expect(id).toBeTruthy();
+    // A client's request made after it is logged; the pull, at debug, is not (this logger is at info).
+    const after = await get("v2");
+    await expect.poll(() => requestLine(after.id)).toBeDefined();
+    expect(requestLine(id)).toBeUndefined();
+  });
+
   it("log a WebSocket's opening, each Hrana request and its closing under the id of its upgrade", async () => {
     const c = createClient({ url: db.urls.wsPath, authToken: db.token });
     await c.execute({ sql: "SELECT * FROM t WHERE a = ?", args: ["ws-secret-value"] });
