@@ -8,6 +8,7 @@ import { HranaHttp } from "./http.js";
 import type { DataPlaneParts } from "./parts.js";
 import { CommitWaiters } from "./pull/commit-waiters.js";
 import type { PullServices } from "./pull/pull-updates.js";
+import { observeRequest } from "./request-log.js";
 import type { DataRoute } from "./routing.js";
 import type { SyncServices } from "./sync.js";
 import { HranaWebSockets } from "./ws.js";
@@ -60,7 +61,10 @@ export function createDataPlane(deps: DataPlaneParts, settings: DataPlaneSetting
   const http = new HranaHttp(deps, streams, services, clientAddress);
   const ws = new HranaWebSockets(deps, services, clientAddress);
   return {
-    handle: (req, res, route) => http.handle(req, res, route),
+    handle: (req, res, route) => {
+      observeRequest(req, res, route, deps);
+      return http.handle(req, res, route);
+    },
     upgrade: (req, socket, head, route) => ws.upgrade(req, socket, head, route.locator, route.location),
     openStreams: () => streams.size,
     pullWaiters: () => services.waiters.size,

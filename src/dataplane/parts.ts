@@ -6,6 +6,7 @@ import type { SchemaPropagation } from "../hosting/schema-propagation.js";
 import type { UploadInstaller } from "../hosting/upload-installer.js";
 import type { UsageMeter } from "../hosting/usage-meter.js";
 import type { Logger } from "../lib/logger.js";
+import type { ShoalMetrics } from "../metrics/metrics.js";
 
 /**
  * What the data plane reaches, filled by `src/start/wiring.ts`: deciding access (a token against
@@ -22,4 +23,5 @@ export interface DataPlaneParts extends DataAccessPorts {
   uploads: Pick<UploadInstaller, "install">;
   log: Logger;
   version: string;
+  metrics: Pick<ShoalMetrics, "dataRequest" | "webSocket">;
 }

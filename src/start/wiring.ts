@@ -17,8 +17,10 @@ import { UsageMeter } from "../hosting/usage-meter.js";
 import type { Logger } from "../lib/logger.js";
 import { loadOrCreateSigningKey, type SigningKey } from "../lib/signing-keys.js";
 import { type Clock, systemClock } from "../lib/time.js";
+import { ShoalMetrics } from "../metrics/metrics.js";
 import { ReplicationManager } from "../replication/manager.js";
 import type { Store } from "../store/store.js";
+import { watchParts } from "./metrics-sources.js";
 import { loadOrCreateNodeId } from "./node-identity.js";
 import { dataFolderProbe, storeProbe } from "./readiness-probes.js";
 
@@ -58,6 +60,8 @@ export interface Parts {
   uploads: UploadInstaller;
   /** What `GET /health/ready` checks. */
   readiness: readonly ReadinessProbe[];
+  /** What `GET /metrics` shows; a backup shipper feeds it with `addBackupSource`. */
+  metrics: ShoalMetrics;
 }
 
 export interface Wiring {
@@ -122,6 +126,8 @@ export async function wire(config: Config, store: Store, log: Logger): Promise<W
       log,
     }),
   };
+  const metrics = new ShoalMetrics({ perDatabase: config.metricsPerDatabase ?? false });
+  watchParts(metrics, { pool, files, meter, replicas });
   const readiness = [
     storeProbe(store, config.metadataUrl ? undefined : path.join(config.dataDir, "control-plane.db")),
     dataFolderProbe(config.dataDir),
@@ -151,6 +157,7 @@ export async function wire(config: Config, store: Store, log: Logger): Promise<W
     placement,
     ...services,
     readiness,
+    metrics,
   };
   return {
     parts,
