@@ -8,6 +8,7 @@ import { DumpFiles } from "../engine/dump-files.js";
 import { FrameLogs } from "../engine/frame-logs.js";
 import { InstanceFiles } from "../engine/instance-files.js";
 import { ConnectionPool } from "../engine/pool.js";
+import { BackupService } from "../hosting/backup-service.js";
 import { ContentBuilder } from "../hosting/content-builder.js";
 import { DatabaseDirectory } from "../hosting/directory.js";
 import { InstanceLifecycle } from "../hosting/instance-lifecycle.js";
@@ -58,6 +59,8 @@ export interface Parts {
   uploads: UploadInstaller;
   /** What `GET /health/ready` checks. */
   readiness: readonly ReadinessProbe[];
+  /** Continuous backups to the bucket (`SHOAL_BACKUP_URL`); undefined when off. */
+  backups: BackupService | undefined;
 }
 
 export interface Wiring {
@@ -126,6 +129,13 @@ export async function wire(config: Config, store: Store, log: Logger): Promise<W
     storeProbe(store, config.metadataUrl ? undefined : path.join(config.dataDir, "control-plane.db")),
     dataFolderProbe(config.dataDir),
   ];
+  const backups = config.backup
+    ? new BackupService(
+        config.backup,
+        { store, files, pool, frameLogs, placement, instances, replicas, log },
+        path.join(config.dataDir, "backup-work"),
+      )
+    : undefined;
   const parts: Parts = {
     store,
     get clock() {
@@ -151,6 +161,7 @@ export async function wire(config: Config, store: Store, log: Logger): Promise<W
     placement,
     ...services,
     readiness,
+    backups,
   };
   return {
     parts,
