@@ -19,6 +19,9 @@ import type { Logger } from "../lib/logger.js";
 import { HeldPrimaries } from "./backup-source.js";
 import { swapInRestored } from "./backup-swap.js";
 
+/** How often the list of primaries to ship is read from the store. */
+const LIST_REFRESH_MS = 1000;
+
 /** What continuous backups of this node reach. */
 export interface BackupServicePorts {
   store: StoreAccess;
@@ -46,7 +49,7 @@ export class BackupService implements BackupOperations {
     private readonly ports: BackupServicePorts,
     private readonly workDir: string,
   ) {
-    this.source = new HeldPrimaries(ports, Math.max(1000, settings.intervalMs));
+    this.source = new HeldPrimaries(ports, LIST_REFRESH_MS);
   }
 
   get bucketUrl(): string {
@@ -63,7 +66,7 @@ export class BackupService implements BackupOperations {
   }
 
   async start(): Promise<void> {
-    await this.source.refresh();
+    await this.source.start();
     this.backups = startBackups(this.settings, {
       source: this.source,
       workDir: this.workDir,
@@ -79,7 +82,11 @@ export class BackupService implements BackupOperations {
   async stop(): Promise<void> {
     const b = this.backups;
     this.backups = undefined;
-    await b?.close();
+    this.source.stop();
+    if (!b) return;
+    // The last pass must see databases created since the list was last read.
+    await this.source.refresh();
+    await b.close();
   }
 
   status(): { delayMs: number; databases: DatabaseBackupState[] } {

@@ -15,9 +15,9 @@ export interface HeldPrimariesPorts {
 
 /**
  * The primaries this node holds, as the shipper asks for them on every pass. The shipper's call
- * is synchronous and frequent, so it gets the list as last read from the store, and a new read is
- * started at most every `refreshMs`: a database created meanwhile is shipped from the pass after
- * that, one deleted stops being shipped. A primary whose file is missing (a lost data folder not
+ * is synchronous and frequent, so it gets the list as last read from the store, read again every
+ * `refreshMs` while running: a database created meanwhile is shipped from the pass after that,
+ * one deleted stops being shipped. A primary whose file is missing (a lost data folder not
  * restored yet) is left out, so nothing is ever shipped over the bucket's copy from an empty file.
  */
 export class HeldPrimaries implements BackupSource {
@@ -25,15 +25,25 @@ export class HeldPrimaries implements BackupSource {
   private readonly labels = new Map<string, Record<string, string>>();
   private readonly paused = new Set<string>();
   private refreshing: Promise<void> | undefined;
-  private lastRefresh = 0;
+  private timer: NodeJS.Timeout | undefined;
 
   constructor(
     private readonly ports: HeldPrimariesPorts,
     private readonly refreshMs: number,
   ) {}
 
+  /** Reads the list, then again every `refreshMs` until `stop`. */
+  async start(): Promise<void> {
+    await this.refresh();
+    this.timer = setInterval(() => void this.refresh(), this.refreshMs);
+    this.timer.unref();
+  }
+
+  stop(): void {
+    clearInterval(this.timer);
+  }
+
   primaries(): Iterable<BackupPrimary> {
-    if (Date.now() - this.lastRefresh >= this.refreshMs) void this.refresh();
     return this.list.filter((p) => !this.paused.has(p.id) && this.ports.files.exists(p.location, p.id));
   }
 
@@ -52,7 +62,6 @@ export class HeldPrimaries implements BackupSource {
 
   /** Reads the list again (one read at a time); a failed read keeps the last list and is logged. */
   refresh(): Promise<void> {
-    this.lastRefresh = Date.now();
     this.refreshing ??= this.read()
       .catch((e: unknown) => this.ports.log.warn({ err: e }, "backup: could not list this node's databases"))
       .finally(() => {

@@ -9,7 +9,6 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { createClient, type Client as SqlClient } from "@libsql/client";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { waitFor } from "../helpers/backup.js";
 import { type Client, client } from "../helpers/http.js";
 import { type PostgresServer, startPostgres } from "../helpers/postgres.js";
 import { runShoalExpectingFailure, type ShoalProcess, spawnShoal } from "../helpers/process.js";
@@ -29,7 +28,7 @@ async function dataDir(): Promise<string> {
   return d;
 }
 
-const env = (dir: string) => ({
+const env = (dir: string, extra: Record<string, string> = {}) => ({
   SHOAL_DATA_DIR: dir,
   SHOAL_METADATA_URL: metadataUrl,
   SHOAL_ADMIN_TOKEN: ADMIN_TOKEN,
@@ -40,10 +39,14 @@ const env = (dir: string) => ({
   SHOAL_BACKUP_ACCESS_KEY_ID: "S3RVER",
   SHOAL_BACKUP_SECRET_ACCESS_KEY: "S3RVER",
   SHOAL_BACKUP_INTERVAL_MS: String(INTERVAL_MS),
+  ...extra,
 });
 
-async function start(dir: string): Promise<{ node: ShoalProcess; admin: Client }> {
-  const node = await spawnShoal(env(dir));
+async function start(
+  dir: string,
+  extra: Record<string, string> = {},
+): Promise<{ node: ShoalProcess; admin: Client }> {
+  const node = await spawnShoal(env(dir, extra));
   procs.push(node);
   return { node, admin: client(node.url, ADMIN_TOKEN) };
 }
@@ -165,7 +168,50 @@ describe("backups of a running node", () => {
 
     await checkBadInput(b.admin, sqlB, b.node.url);
     sqlB.close();
+
+    // A database created later is shipped too; a deleted one stops being shipped.
+    expect(
+      (await b.admin.post("/v1/organizations/admin/databases", { name: "scratch", group: "default" })).status,
+    ).toBe(200);
+    await shipped(b.admin, "scratch");
+    expect((await b.admin.delete("/v1/organizations/admin/databases/scratch")).status).toBe(200);
+    const deadline = Date.now() + 10_000;
+    while (
+      ((await b.admin.get("/v1/admin/backups")).body as Status).databases.some((d) => d.name === "scratch")
+    ) {
+      if (Date.now() > deadline) throw new Error("a deleted database is still shipped");
+      await new Promise((r) => setTimeout(r, 100));
+    }
   }, 120_000);
+
+  it("ships what is left when the node stops", async () => {
+    metadataUrl = await pg.newDatabase();
+    const dirA = await dataDir();
+    // A pass at start, then none for a minute: only the last pass at shutdown can ship the rows.
+    const a = await start(dirA, { SHOAL_BACKUP_INTERVAL_MS: "60000" });
+    await a.admin.post("/v1/organizations/admin/groups", { name: "default", location: "aws-us-east-1" });
+    expect(
+      (await a.admin.post("/v1/organizations/admin/databases", { name: "late", group: "default" })).status,
+    ).toBe(200);
+    const jwt = (await a.admin.post("/v1/organizations/admin/databases/late/auth/tokens")).body.jwt as string;
+    const sqlA = createClient({ url: `${a.node.url}/db/admin/late/`, authToken: jwt });
+    await sqlA.execute("CREATE TABLE t (id INTEGER PRIMARY KEY, v TEXT)");
+    for (let i = 1; i <= 30; i++) await sqlA.execute({ sql: "INSERT INTO t VALUES (?, ?)", args: [i, "x"] });
+    sqlA.close();
+    a.node.proc.kill("SIGTERM");
+    expect(await a.node.exited).toBe(0);
+    expect(a.node.output()).toContain("backup shipping started");
+
+    const dirB = await dataDir();
+    await cp(path.join(dirA, "keys"), path.join(dirB, "keys"), { recursive: true });
+    const b = await start(dirB);
+    const restored = await b.admin.post("/v1/admin/backups/restore-missing", {});
+    expect(restored.body.databases).toMatchObject([{ name: "late", error: null }]);
+    const sqlB = createClient({ url: `${b.node.url}/db/admin/late/`, authToken: jwt });
+    expect(await values(sqlB)).toEqual(Array.from({ length: 30 }, (_, i) => i + 1));
+    sqlB.close();
+    expect(a.node.output() + b.node.output()).not.toMatch(/secretAccessKey|S3RVER/);
+  }, 60_000);
 
   it("refuses a bad backup setting at start, naming it and never echoing a secret", async () => {
     const dir = await dataDir();
