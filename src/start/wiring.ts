@@ -8,7 +8,7 @@ import { DumpFiles } from "../engine/dump-files.js";
 import { FrameLogs } from "../engine/frame-logs.js";
 import { InstanceFiles } from "../engine/instance-files.js";
 import { ConnectionPool } from "../engine/pool.js";
-import { BackupService } from "../hosting/backup-service.js";
+import { BackupService, type BackupServicePorts } from "../hosting/backup-service.js";
 import { ContentBuilder } from "../hosting/content-builder.js";
 import { DatabaseDirectory } from "../hosting/directory.js";
 import { InstanceLifecycle } from "../hosting/instance-lifecycle.js";
@@ -83,6 +83,12 @@ function engineParts(config: Config) {
   return { files, frameLogs, pool, dumps: new DumpFiles(path.join(config.dataDir, "dumps")) };
 }
 
+/** Continuous backups of this node's primaries, when `SHOAL_BACKUP_URL` is set. */
+function backupService(config: Config, ports: BackupServicePorts): BackupService | undefined {
+  if (!config.backup) return undefined;
+  return new BackupService(config.backup, ports, path.join(config.dataDir, "backup-work"));
+}
+
 /**
  * Builds every part over an open store, each after what it needs: nothing is filled in later.
  * Nothing listens and no timer starts here. The one value known only later, the address replicas
@@ -129,13 +135,6 @@ export async function wire(config: Config, store: Store, log: Logger): Promise<W
     storeProbe(store, config.metadataUrl ? undefined : path.join(config.dataDir, "control-plane.db")),
     dataFolderProbe(config.dataDir),
   ];
-  const backups = config.backup
-    ? new BackupService(
-        config.backup,
-        { store, files, pool, frameLogs, placement, instances, replicas, log },
-        path.join(config.dataDir, "backup-work"),
-      )
-    : undefined;
   const parts: Parts = {
     store,
     get clock() {
@@ -161,7 +160,7 @@ export async function wire(config: Config, store: Store, log: Logger): Promise<W
     placement,
     ...services,
     readiness,
-    backups,
+    backups: backupService(config, { store, files, pool, frameLogs, placement, instances, replicas, log }),
   };
   return {
     parts,

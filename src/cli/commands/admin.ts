@@ -81,6 +81,10 @@ export function registerAdmin(program: Command, io: Io): void {
       }),
     );
 
+  registerNodes(admin, io);
+}
+
+function registerNodes(admin: Command, io: Io): void {
   admin
     .command("nodes")
     .description("List the Shoal processes sharing this instance's store, and the locations each holds")

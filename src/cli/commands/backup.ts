@@ -152,6 +152,10 @@ export function registerBackup(admin: Command, io: Io): void {
     .option("-y, --yes", "don't ask for confirmation")
     .action(remote(io, (s, [db], opts) => restoreOne(io, s, String(db), opts)));
 
+  registerRestoreMissing(backup, io);
+}
+
+function registerRestoreMissing(backup: Command, io: Io): void {
   backup
     .command("restore-missing")
     .description(
