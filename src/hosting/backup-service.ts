@@ -2,6 +2,7 @@ import { randomBytes } from "node:crypto";
 import { rmSync } from "node:fs";
 import path from "node:path";
 import { type Backups, startBackups } from "../backup/backups.js";
+import { BucketError } from "../backup/bucket.js";
 import type { BackupSettings } from "../backup/settings.js";
 import type {
   BackupOperations,
@@ -15,6 +16,7 @@ import type { FrameLogs } from "../engine/frame-logs.js";
 import type { InstanceFiles } from "../engine/instance-files.js";
 import type { ConnectionPool } from "../engine/pool.js";
 import { removeDatabaseFile } from "../engine/snapshot.js";
+import { AppError } from "../errors.js";
 import type { Logger } from "../lib/logger.js";
 import { HeldPrimaries } from "./backup-source.js";
 import { swapInRestored } from "./backup-swap.js";
@@ -107,7 +109,7 @@ export class BackupService implements BackupOperations {
   }
 
   points(dbId: string): Promise<RestorePointsView | undefined> {
-    return this.running().points(dbId);
+    return this.running().points(dbId).catch(bucketFailure);
   }
 
   async restore(dbId: string, location: string, at: number | undefined): Promise<RestoreOutcome> {
@@ -161,7 +163,7 @@ export class BackupService implements BackupOperations {
     const dbPath = this.ports.files.path(location, dbId);
     const tmp = path.join(path.dirname(dbPath), `.${dbId}.restore-${randomBytes(4).toString("hex")}`);
     try {
-      const outcome = await b.restore(dbId, tmp, { at, continueLog: false });
+      const outcome = await b.restore(dbId, tmp, { at, continueLog: false }).catch(bucketFailure);
       if (outcome.kind !== "restored") return outcome;
       const replaced = await swapInRestored(this.ports, dbPath, tmp, outcome.next, dbId);
       const { generation, frame, commitAt, earliest } = outcome;
@@ -197,4 +199,12 @@ export class BackupService implements BackupOperations {
       }
     }
   }
+}
+
+/** A failure reading the bucket or rebuilding from it, as the operator's answer says it. */
+function bucketFailure(e: unknown): never {
+  if (e instanceof AppError) throw e;
+  const reason = e instanceof Error ? e.message : String(e);
+  if (e instanceof BucketError) throw clusterErrors.bucketUnavailable(reason);
+  throw clusterErrors.backupDamaged(reason);
 }

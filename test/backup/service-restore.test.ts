@@ -167,6 +167,7 @@ describe("backups of a running node", () => {
     expect(await values(sqlB)).toEqual([...Array.from({ length: 50 }, (_, i) => i + 1), 1000]);
 
     await checkBadInput(b.admin, sqlB, b.node.url);
+    await checkFailedRestores(b.admin, sqlB, points.body.id as string);
     sqlB.close();
 
     // A database created later is shipped too; a deleted one stops being shipped.
@@ -258,5 +259,29 @@ async function checkBadInput(admin: Client, sql: SqlClient, url: string): Promis
   expect((await other.get("/v1/admin/backups")).status).toBe(403);
   expect((await other.get("/v1/admin/backups/admin/ledger")).status).toBe(403);
   expect((await other.post(restore, {})).status).toBe(403);
+  expect(await values(sql)).toEqual(rows);
+}
+
+/** A restore that can't finish (bucket down, a damaged object) says why and changes nothing. */
+async function checkFailedRestores(admin: Client, sql: SqlClient, id: string): Promise<void> {
+  const rows = await values(sql);
+  const restore = "/v1/admin/backups/admin/ledger/restore";
+  await s3.stop();
+  const down = await admin.post(restore, {});
+  await s3.start();
+  expect(down.status).toBe(503);
+  expect(down.body).toMatchObject({ code: "bucket_unavailable" });
+  expect(down.body.error).toMatch(/^the backup bucket can't be used now \(nothing was changed\)/);
+  expect(await values(sql)).toEqual(rows);
+
+  const bucket = s3.client("svc");
+  const keys: string[] = [];
+  for await (const o of bucket.list(`svc/${id}/`)) keys.push(o.key);
+  const snapshot = keys.filter((k) => k.includes("/snapshot-")).at(-1)!;
+  await bucket.put(snapshot, Buffer.from("not a snapshot"), { sha256: "0".repeat(64) });
+  const damaged = await admin.post(restore, {});
+  expect(damaged.status).toBe(502);
+  expect(damaged.body).toMatchObject({ code: "restore_failed" });
+  expect(damaged.body.error).toMatch(/^the backup in the bucket can't be restored \(nothing was changed\)/);
   expect(await values(sql)).toEqual(rows);
 }

@@ -168,6 +168,7 @@ export const backupRoutes: Route[] = [
       ...forbidden,
       404: "The organization or database is unknown, or the bucket has no backup of it.",
       409: "`backups_off`, or a restore of that database is already running.",
+      503: "`bucket_unavailable`: the bucket can't be reached; or the database stayed busy. Nothing changed. (A damaged object in the bucket: 502 `restore_failed`.)",
     },
     handler: async ({ ctx, params, body }) => {
       const r = await restoreFromBackup(ctx, params.organizationName, params.databaseName, body.timestamp);

@@ -1,4 +1,5 @@
 import {
+  BadGatewayError,
   ConflictError,
   InvalidError,
   MisdirectedError,
@@ -50,6 +51,16 @@ export const clusterErrors = {
     ),
   restoreBusy: (name: string) =>
     new ConflictError(`a restore of database ${name} is already running`, "restore_busy"),
+  bucketUnavailable: (reason: string) =>
+    new UnavailableError(
+      `the backup bucket can't be used now (nothing was changed): ${reason}`,
+      "bucket_unavailable",
+    ),
+  backupDamaged: (reason: string) =>
+    new BadGatewayError(
+      `the backup in the bucket can't be restored (nothing was changed): ${reason}`,
+      "restore_failed",
+    ),
   restoreDrainTimeout: (name: string) =>
     new UnavailableError(
       `database ${name} is busy (a write transaction held it too long); retry the restore`,
