@@ -154,6 +154,8 @@ describe("backups of a running node", () => {
     expect(pit.status, JSON.stringify(pit.body)).toBe(200);
     expect(pit.body.restored.replaced).toBe(true);
     expect(await values(sqlB)).toEqual(Array.from({ length: 50 }, (_, i) => i + 1));
+    const audit = JSON.stringify((await b.admin.get("/v1/organizations/admin/audit-logs")).body);
+    expect(audit).toContain("database ledger restored from the backup bucket");
 
     // Shipping goes on after a restore, and the bucket lists what it can restore.
     await sqlB.execute("INSERT INTO t VALUES (1000, 'after')");
