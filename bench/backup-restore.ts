@@ -11,7 +11,7 @@ import path from "node:path";
 import { restoreDatabase } from "../src/backup/restore.js";
 import { testShipper } from "../test/helpers/backup.js";
 import { TestPrimaries } from "../test/helpers/backup-primaries.js";
-import { startTestS3 } from "../test/helpers/s3-server.js";
+import { startTestS3, type TestS3 } from "../test/helpers/s3-server.js";
 import { type BenchOptions, fmt, table } from "./harness.js";
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -29,6 +29,23 @@ async function run(mib: number, updates: number): Promise<RestoreRun> {
   const s3 = await startTestS3();
   const dir = await mkdtemp(path.join(tmpdir(), "shoal-bench-restore-"));
   const node = new TestPrimaries(path.join(dir, "node"));
+  try {
+    return await measure(s3, dir, node, mib, updates);
+  } finally {
+    // Also on failure: s3rver runs in a child process that would outlive the bench.
+    await node.close();
+    await s3.close();
+    await rm(dir, { recursive: true, force: true });
+  }
+}
+
+async function measure(
+  s3: TestS3,
+  dir: string,
+  node: TestPrimaries,
+  mib: number,
+  updates: number,
+): Promise<RestoreRun> {
   const db = randomUUID();
   node.create(db);
   node.write(db, "CREATE TABLE blobs (id INTEGER PRIMARY KEY, body BLOB)");
@@ -67,9 +84,6 @@ async function run(mib: number, updates: number): Promise<RestoreRun> {
     throw new Error(`restore failed: ${JSON.stringify({ latest, pit, middle })}`);
   }
   const size = statSync(path.join(dir, "latest.db")).size / 1048576;
-  await node.close();
-  await s3.close();
-  await rm(dir, { recursive: true, force: true });
   return { mib: Math.round(size), frames, copyMs, latestMs, pointInTimeMs };
 }
 
