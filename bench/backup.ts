@@ -11,6 +11,7 @@ import path from "node:path";
 import { testShipper } from "../test/helpers/backup.js";
 import { TestPrimaries } from "../test/helpers/backup-primaries.js";
 import { startTestS3 } from "../test/helpers/s3-server.js";
+import { backupRestoreBenchmark } from "./backup-restore.js";
 import { type BenchOptions, fmt, table } from "./harness.js";
 
 const percentile = (xs: number[], p: number) => {
@@ -146,5 +147,5 @@ export async function backupBenchmark(opts: BenchOptions): Promise<Record<string
       ]),
     ),
   );
-  return { backup: runs };
+  return { backup: runs, ...(await backupRestoreBenchmark(opts)) };
 }

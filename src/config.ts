@@ -1,5 +1,6 @@
 import path from "node:path";
 import { z } from "zod";
+import { BACKUP_SETTING_NAMES, type BackupSettings, readBackupSettings } from "./backup/settings.js";
 import { canonicalEntry } from "./lib/ip-allowlist.js";
 
 /** One entry of the location catalogue: a code clients send and a human description. */
@@ -61,6 +62,8 @@ export interface Config {
   metricsToken?: string | undefined;
   /** Label statement, row, replication and backup metrics by database id. */
   metricsPerDatabase?: boolean;
+  /** Continuous backups to S3-compatible storage (`SHOAL_BACKUP_*`); unset: off. */
+  backup: BackupSettings | undefined;
 }
 
 const CODE = /^[a-z0-9][a-z0-9-]{0,62}$/;
@@ -194,7 +197,7 @@ const EnvSchema = z.object({
 });
 
 /** Every setting's variable name, for `--help` and the docs' checks. */
-export const SETTING_NAMES: readonly string[] = Object.keys(EnvSchema.shape);
+export const SETTING_NAMES: readonly string[] = [...Object.keys(EnvSchema.shape), ...BACKUP_SETTING_NAMES];
 
 /** Reads the settings once. Only `main.ts` and this module look at `process.env`. */
 export function loadConfig(env: NodeJS.ProcessEnv, version: string): Config {
@@ -202,8 +205,10 @@ export function loadConfig(env: NodeJS.ProcessEnv, version: string): Config {
     Object.entries(env).filter(([k, v]) => k.startsWith("SHOAL_") && v !== ""),
   );
   const parsed = EnvSchema.safeParse(present);
-  if (!parsed.success) {
-    const lines = parsed.error.issues.map((i) => `${i.path.join(".")}: ${i.message}`);
+  const backup = readBackupSettings(present);
+  const lines = parsed.success ? [] : parsed.error.issues.map((i) => `${i.path.join(".")}: ${i.message}`);
+  lines.push(...backup.problems);
+  if (!parsed.success || lines.length > 0) {
     throw new Error(`invalid configuration:\n  ${lines.join("\n  ")}`);
   }
   const e = parsed.data;
@@ -232,5 +237,6 @@ export function loadConfig(env: NodeJS.ProcessEnv, version: string): Config {
     trustedProxies: Object.freeze(e.SHOAL_TRUSTED_PROXIES ?? []),
     metricsToken: e.SHOAL_METRICS_TOKEN,
     metricsPerDatabase: e.SHOAL_METRICS_PER_DATABASE ?? false,
+    backup: backup.settings,
   });
 }

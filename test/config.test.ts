@@ -54,6 +54,31 @@ describe("configuration from the environment", () => {
     ).toThrow(/SHOAL_PORT[\s\S]*SHOAL_ADMIN_USER[\s\S]*SHOAL_DB_DOMAIN/);
   });
 
+  it("reads the backup settings into the config, off without SHOAL_BACKUP_URL, and names bad ones with the others", () => {
+    expect(loadConfig({}, "x").backup).toBeUndefined();
+    const c = loadConfig(
+      { SHOAL_BACKUP_URL: "s3://backups/shoal/prod", SHOAL_BACKUP_ENDPOINT: "http://127.0.0.1:9000" },
+      "x",
+    );
+    expect(c.backup).toMatchObject({
+      bucket: "backups",
+      prefix: "shoal/prod",
+      endpoint: "http://127.0.0.1:9000",
+      pathStyle: true,
+      intervalMs: 1000,
+      snapshotIntervalMs: 6 * 3_600_000,
+      retentionMs: 168 * 3_600_000,
+    });
+    expect(() =>
+      loadConfig(
+        { SHOAL_PORT: "x", SHOAL_BACKUP_URL: "s3://b", SHOAL_BACKUP_RETENTION_HOURS: "forever" },
+        "x",
+      ),
+    ).toThrow(
+      /SHOAL_PORT[\s\S]*SHOAL_BACKUP_URL: "b" is not a bucket name[\s\S]*SHOAL_BACKUP_RETENTION_HOURS/,
+    );
+  });
+
   it("accepts a database domain with a port, lower-cased", () => {
     expect(loadConfig({ SHOAL_DB_DOMAIN: "DB.Example.com:8443" }, "x").dbDomain).toBe("db.example.com:8443");
   });

@@ -13,6 +13,7 @@ import type { Route } from "./route.js";
 import { adminUserRoutes } from "./routes/admin-users.js";
 import { apiTokenRoutes } from "./routes/api-tokens.js";
 import { auditLogRoutes } from "./routes/audit-logs.js";
+import { backupRoutes } from "./routes/backups.js";
 import { billingRoutes } from "./routes/billing.js";
 import { databaseActionRoutes } from "./routes/database-actions.js";
 import { databaseSettingsRoutes } from "./routes/database-settings.js";
@@ -52,6 +53,7 @@ export const ALL_ROUTES: readonly Route[] = [
   ...instanceRoutes,
   ...adminUserRoutes,
   ...nodeRoutes,
+  ...backupRoutes,
   ...auditLogRoutes,
   ...planRoutes,
   ...billingRoutes,

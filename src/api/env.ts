@@ -1,4 +1,5 @@
 import type { AccountPorts } from "../domain/accounts/ports.js";
+import type { BackupPorts } from "../domain/cluster/backup-port.js";
 import type { ReadinessProbe } from "../domain/cluster/readiness.js";
 import type { Ctx } from "../domain/core/context.js";
 import type { DbTokenPorts } from "../domain/data-access/ports.js";
@@ -13,7 +14,8 @@ export type ApiPorts = AccountPorts &
   PlanPorts &
   GroupPorts &
   DatabasePorts &
-  DbTokenPorts & {
+  DbTokenPorts &
+  BackupPorts & {
     /** What `GET /health/ready` checks. */
     readiness: readonly ReadinessProbe[];
     /** Where requests are counted, and what `GET /metrics` shows. */

@@ -1,6 +1,7 @@
 import type { Logger } from "../lib/logger.js";
 import { BackupBucket } from "./bucket.js";
 import type { Manifest } from "./objects.js";
+import { type RestorePoints, restorePoints } from "./points.js";
 import { type BucketRestoreOutcome, type RestoreOptions, restoreDatabase } from "./restore.js";
 import {
   bootstrapLocation,
@@ -22,6 +23,8 @@ export interface Backups {
   ): Promise<RestoreAllResult[]>;
   bootstrap(dbId: string, dest: string, role: "primary" | "replica"): Promise<BucketRestoreOutcome>;
   list(): Promise<Array<{ id: string; manifest: Manifest | undefined }>>;
+  /** What the bucket can restore a database to; undefined when it has no snapshot of it. */
+  points(dbId: string): Promise<RestorePoints | undefined>;
   /** Ships what is left (one last pass, bounded by `flushMs`), stops, and closes the client. */
   close(flushMs?: number): Promise<void>;
 }
@@ -52,6 +55,7 @@ export function startBackups(
     restoreAll: (pick, opts) => restoreAll(bucket, pick, opts),
     bootstrap: (dbId, dest, role) => bootstrapLocation(bucket, dbId, dest, role),
     list: () => listBackedUpDatabases(bucket),
+    points: (dbId) => restorePoints(bucket, dbId),
     close: async (flushMs = 10_000) => {
       await shipper.stop();
       let timer: NodeJS.Timeout | undefined;

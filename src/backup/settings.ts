@@ -94,21 +94,25 @@ export const BACKUP_SETTING_NAMES: readonly string[] = Object.keys(BackupEnv.sha
 
 /**
  * Reads the backup settings from the environment (already filtered to non-empty values by the
- * caller, or not: empty values count as unset here too). Returns undefined when `SHOAL_BACKUP_URL`
- * is unset: backups are off. Throws one error naming every bad setting.
+ * caller, or not: empty values count as unset here too). `settings` is undefined when
+ * `SHOAL_BACKUP_URL` is unset (backups are off) or when `problems` names bad settings, one line
+ * each (`SHOAL_BACKUP_X: what it accepts`), never with a secret's value.
  */
-export function parseBackupSettings(env: Record<string, string | undefined>): BackupSettings | undefined {
+export function readBackupSettings(env: Record<string, string | undefined>): {
+  settings: BackupSettings | undefined;
+  problems: string[];
+} {
   const present = Object.fromEntries(
     BACKUP_SETTING_NAMES.filter((k) => env[k] !== undefined && env[k] !== "").map((k) => [k, env[k]]),
   );
   const parsed = BackupEnv.safeParse(present);
-  const lines = parsed.success ? [] : parsed.error.issues.map((i) => `${i.path.join(".")}: ${i.message}`);
-  lines.push(...combinationProblems(present));
-  if (lines.length > 0) throw new Error(`invalid configuration:\n  ${lines.join("\n  ")}`);
-  const e = parsed.data!;
-  if (!e.SHOAL_BACKUP_URL) return undefined;
-  return Object.freeze({
-    ...e.SHOAL_BACKUP_URL,
+  const problems = parsed.success ? [] : parsed.error.issues.map((i) => `${i.path.join(".")}: ${i.message}`);
+  problems.push(...combinationProblems(present));
+  if (problems.length > 0 || !parsed.data?.SHOAL_BACKUP_URL) return { settings: undefined, problems };
+  const e = parsed.data;
+  const url = e.SHOAL_BACKUP_URL!;
+  const settings: BackupSettings = Object.freeze({
+    ...url,
     endpoint: e.SHOAL_BACKUP_ENDPOINT,
     region: e.SHOAL_BACKUP_REGION ?? "us-east-1",
     credentials:
@@ -123,6 +127,14 @@ export function parseBackupSettings(env: Record<string, string | undefined>): Ba
     snapshotIntervalMs: Math.round(e.SHOAL_BACKUP_SNAPSHOT_INTERVAL_HOURS * HOUR),
     retentionMs: Math.round(e.SHOAL_BACKUP_RETENTION_HOURS * HOUR),
   });
+  return { settings, problems };
+}
+
+/** `readBackupSettings`, throwing one error naming every bad setting. */
+export function parseBackupSettings(env: Record<string, string | undefined>): BackupSettings | undefined {
+  const { settings, problems } = readBackupSettings(env);
+  if (problems.length > 0) throw new Error(`invalid configuration:\n  ${problems.join("\n  ")}`);
+  return settings;
 }
 
 /** Settings that are each valid but can't go together. */

@@ -107,6 +107,16 @@ export class Shipper {
     await this.running;
   }
 
+  /** Resolves once no pass is running (a database left out of `primaries()` is then untouched). */
+  async idle(): Promise<void> {
+    while (this.running) await this.running;
+  }
+
+  /** Drops what the shipper knows of a database: its next pass reads the bucket again. */
+  forget(id: string): void {
+    this.tracked.delete(id);
+  }
+
   status(): ShipperStatus {
     const now = this.now();
     const databases = [...this.tracked.entries()].map(([id, t]) => {

@@ -50,6 +50,15 @@ Settings (README.md, "Settings", says what each does):
   SHOAL_TRUSTED_PROXIES              none
   SHOAL_METRICS_TOKEN                unset (GET /metrics answers the administrator's token only)
   SHOAL_METRICS_PER_DATABASE         0 (no database label on metrics)
+  SHOAL_BACKUP_URL                   unset (no backups); s3://bucket/prefix
+  SHOAL_BACKUP_ENDPOINT              AWS S3
+  SHOAL_BACKUP_REGION                us-east-1
+  SHOAL_BACKUP_ACCESS_KEY_ID         the AWS SDK's chain
+  SHOAL_BACKUP_SECRET_ACCESS_KEY     the AWS SDK's chain
+  SHOAL_BACKUP_PATH_STYLE            true with an endpoint, else false
+  SHOAL_BACKUP_INTERVAL_MS           1000
+  SHOAL_BACKUP_SNAPSHOT_INTERVAL_HOURS 6
+  SHOAL_BACKUP_RETENTION_HOURS       168
 
 Exit codes: 0 stopped cleanly; 1 could not start for now (port in use, store unreachable) or
 failed; 2 the settings or the data folder must change first.

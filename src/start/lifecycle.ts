@@ -128,12 +128,15 @@ async function serve(
   } catch (e) {
     dataPlane.close();
     await jobs.stop();
+    await parts.backups?.stop();
     await parts.replicas.close();
     await node.leave();
     await parts.store.close();
     throw e;
   }
   server.serve({ dataPlane, api: getRequestListener(api.fetch) });
+  // Shipping starts once the node knows the locations it holds; without SHOAL_BACKUP_URL, nothing.
+  await parts.backups?.start();
   // Once serving: replicas catch up, and a missing one is rebuilt by syncing from this very server.
   const reconciled = reconcileWhileServing(parts, pending)
     // Children of schema databases that missed changes before a stop get them now.
@@ -152,7 +155,7 @@ async function serve(
 /**
  * Stops in order: no new connections (the data plane's streams and sockets end at once), requests
  * in flight finish, start-up reconciliation settles; then the timers (with a last usage flush),
- * replicas, connections, this node's record and the store.
+ * backup shipping (with a last pass), replicas, connections, this node's record and the store.
  */
 async function shutdown(
   server: ShoalServer,
@@ -166,6 +169,8 @@ async function shutdown(
   await drained;
   await reconciled;
   await jobs.stop();
+  // One last pass ships what was committed before the server stopped taking requests.
+  await parts.backups?.stop();
   await parts.replicas.close();
   await parts.pool.closeAll();
   await parts.placement.leave();

@@ -8,6 +8,7 @@ import { DumpFiles } from "../engine/dump-files.js";
 import { FrameLogs } from "../engine/frame-logs.js";
 import { InstanceFiles } from "../engine/instance-files.js";
 import { ConnectionPool } from "../engine/pool.js";
+import { BackupService, type BackupServicePorts } from "../hosting/backup-service.js";
 import { ContentBuilder } from "../hosting/content-builder.js";
 import { DatabaseDirectory } from "../hosting/directory.js";
 import { InstanceLifecycle } from "../hosting/instance-lifecycle.js";
@@ -62,6 +63,8 @@ export interface Parts {
   readiness: readonly ReadinessProbe[];
   /** What `GET /metrics` shows; a backup shipper feeds it with `addBackupSource`. */
   metrics: ShoalMetrics;
+  /** Continuous backups to the bucket (`SHOAL_BACKUP_URL`); undefined when off. */
+  backups: BackupService | undefined;
 }
 
 export interface Wiring {
@@ -82,6 +85,41 @@ function engineParts(config: Config) {
   });
   const files = new InstanceFiles(path.join(config.dataDir, "locations"));
   return { files, frameLogs, pool, dumps: new DumpFiles(path.join(config.dataDir, "dumps")) };
+}
+
+/** The services that build, fill and change hosted databases' files. */
+function hostingServices(ports: {
+  store: Store;
+  files: InstanceFiles;
+  pool: ConnectionPool;
+  frameLogs: FrameLogs;
+  dumps: DumpFiles;
+  directory: DatabaseDirectory;
+  instances: InstanceLifecycle;
+  replicas: ReplicationManager;
+  clock: Clock;
+  log: Logger;
+}) {
+  const { store, files, pool, frameLogs, dumps, clock, log } = ports;
+  return {
+    instances: ports.instances,
+    content: new ContentBuilder({ files, pool, frameLogs, dumps, clock }),
+    schema: new SchemaPropagation({ store, files, pool, frameLogs, clock, log }),
+    uploads: new UploadInstaller(ports),
+  };
+}
+
+/** Continuous backups of this node's primaries, when `SHOAL_BACKUP_URL` is set. */
+function backupService(
+  config: Config,
+  ports: BackupServicePorts,
+  metrics: ShoalMetrics,
+): BackupService | undefined {
+  if (!config.backup) return undefined;
+  const backups = new BackupService(config.backup, ports, path.join(config.dataDir, "backup-work"));
+  // Read at every scrape; without SHOAL_BACKUP_URL there is no gauge at all (0 would say "caught up").
+  metrics.addBackupSource(() => backups.status());
+  return backups;
 }
 
 /**
@@ -110,28 +148,29 @@ export async function wire(config: Config, store: Store, log: Logger): Promise<W
   const nodeId = config.nodeId ?? (await loadOrCreateNodeId(config.dataDir));
   const placement = new LocalNode(store, systemClock, log, nodeId);
   const instances = new InstanceLifecycle({ store, files, pool, frameLogs, replicas, directory, log });
-  const services = {
+  const services = hostingServices({
+    store,
+    files,
+    pool,
+    frameLogs,
+    dumps,
+    directory,
     instances,
-    content: new ContentBuilder({ files, pool, frameLogs, dumps, clock }),
-    schema: new SchemaPropagation({ store, files, pool, frameLogs, clock, log }),
-    uploads: new UploadInstaller({
-      store,
-      files,
-      pool,
-      frameLogs,
-      directory,
-      instances,
-      replicas,
-      clock,
-      log,
-    }),
-  };
+    replicas,
+    clock,
+    log,
+  });
   const metrics = new ShoalMetrics({ perDatabase: config.metricsPerDatabase ?? false });
   watchParts(metrics, { pool, files, meter, replicas });
   const readiness = [
     storeProbe(store, config.metadataUrl ? undefined : path.join(config.dataDir, "control-plane.db")),
     dataFolderProbe(config.dataDir),
   ];
+  const backups = backupService(
+    config,
+    { store, files, pool, frameLogs, placement, instances, replicas, log },
+    metrics,
+  );
   const parts: Parts = {
     store,
     get clock() {
@@ -158,6 +197,7 @@ export async function wire(config: Config, store: Store, log: Logger): Promise<W
     ...services,
     readiness,
     metrics,
+    backups,
   };
   return {
     parts,

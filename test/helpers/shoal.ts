@@ -47,6 +47,7 @@ export function testConfig(dataDir: string, overrides: Partial<Config> = {}): Co
     nodeId: undefined,
     nodeUrl: undefined,
     trustedProxies: [],
+    backup: undefined,
     ...overrides,
   };
 }

@@ -2,6 +2,7 @@ import type { Command } from "commander";
 import { listAll } from "../api-client.js";
 import type { Io } from "../io.js";
 import { emit, renderTable } from "../output.js";
+import { registerBackup } from "./backup.js";
 import { confirm, remote } from "./context.js";
 
 interface User {
@@ -26,6 +27,7 @@ export function registerAdmin(program: Command, io: Io): void {
     .command("admin")
     .description("Instance administration (the administrator's token only)");
   const users = admin.command("users").description("The users of this Shoal");
+  registerBackup(admin, io);
 
   users
     .command("list")
@@ -79,6 +81,10 @@ export function registerAdmin(program: Command, io: Io): void {
       }),
     );
 
+  registerNodes(admin, io);
+}
+
+function registerNodes(admin: Command, io: Io): void {
   admin
     .command("nodes")
     .description("List the Shoal processes sharing this instance's store, and the locations each holds")

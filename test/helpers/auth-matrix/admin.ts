@@ -10,4 +10,19 @@ export const adminMatrix: Record<string, MatrixEntry> = {
   "DELETE /v1/admin/users/{username}": { kind: "admin", path: () => "/v1/admin/users/nobody-here" },
   "GET /v1/admin/nodes": { kind: "admin", path: () => "/v1/admin/nodes" },
   "DELETE /v1/admin/nodes/{node}": { kind: "admin", path: () => "/v1/admin/nodes/no-such-node" },
+  "GET /v1/admin/backups": { kind: "admin", path: () => "/v1/admin/backups" },
+  "GET /v1/admin/backups/{organizationName}/{databaseName}": {
+    kind: "admin",
+    path: () => "/v1/admin/backups/nobody/nothing",
+  },
+  "POST /v1/admin/backups/{organizationName}/{databaseName}/restore": {
+    kind: "admin",
+    path: () => "/v1/admin/backups/nobody/nothing/restore",
+    body: {},
+  },
+  "POST /v1/admin/backups/restore-missing": {
+    kind: "admin",
+    path: () => "/v1/admin/backups/restore-missing",
+    body: {},
+  },
 };
