@@ -1,5 +1,7 @@
 import path from "node:path";
 import type { Config } from "../config.js";
+import { ClientProof } from "../dataplane/forward/proof.js";
+import { LocationHolders } from "../domain/cluster/holders.js";
 import { LocalNode } from "../domain/cluster/local-node.js";
 import type { ReadinessProbe } from "../domain/cluster/readiness.js";
 import { DbTokenVerifier } from "../domain/data-access/token-verifier.js";
@@ -15,7 +17,7 @@ import { SchemaPropagation } from "../hosting/schema-propagation.js";
 import { UploadInstaller } from "../hosting/upload-installer.js";
 import { UsageMeter } from "../hosting/usage-meter.js";
 import type { Logger } from "../lib/logger.js";
-import { loadOrCreateSigningKey, type SigningKey } from "../lib/signing-keys.js";
+import { derivedSecret, loadOrCreateSigningKey, type SigningKey } from "../lib/signing-keys.js";
 import { type Clock, systemClock } from "../lib/time.js";
 import { ReplicationManager } from "../replication/manager.js";
 import type { Store } from "../store/store.js";
@@ -52,6 +54,10 @@ export interface Parts {
   replicas: ReplicationManager;
   /** This process among the nodes sharing the store, with the locations it holds. */
   placement: LocalNode;
+  /** Which node holds each location, for data-plane requests sent on to it. */
+  holders: LocationHolders;
+  /** Signs the client address of a data-plane request sent on to another node. */
+  clientProof: ClientProof;
   instances: InstanceLifecycle;
   content: ContentBuilder;
   schema: SchemaPropagation;
@@ -105,6 +111,8 @@ export async function wire(config: Config, store: Store, log: Logger): Promise<W
   frameLogs.onCommit((e) => replicas.onCommit(e));
   const nodeId = config.nodeId ?? (await loadOrCreateNodeId(config.dataDir));
   const placement = new LocalNode(store, systemClock, log, nodeId);
+  // Every node shares the database-token key, hence this secret (see dataplane/forward/proof.ts).
+  const clientProof = new ClientProof(await derivedSecret(keys, "db-tokens", "data-plane forwarding"));
   const instances = new InstanceLifecycle({ store, files, pool, frameLogs, replicas, directory, log });
   const services = {
     instances,
@@ -149,6 +157,8 @@ export async function wire(config: Config, store: Store, log: Logger): Promise<W
     tokenVerifier,
     replicas,
     placement,
+    holders: new LocationHolders(store),
+    clientProof,
     ...services,
     readiness,
   };

@@ -127,12 +127,13 @@ describe("a call whose files another node keeps", () => {
     expect(await dbNames()).toEqual(["a", "kept"]);
   });
 
-  it("answers a data-plane request for a database kept elsewhere with 421, not with this node's stale file", async () => {
+  it("answers a data-plane request for a database whose holder can't be reached with 503, not with this node's stale file", async () => {
     const r = await pipeline(`${h.url}/db/${user.username}/kept/`, keptJwt, {
       requests: [sql("select 1")],
     });
-    expect(r.status, JSON.stringify(r.body)).toBe(421);
-    expect(JSON.stringify(r.body)).toContain("DATABASE_ELSEWHERE");
+    expect(r.status, JSON.stringify(r.body)).toBe(503);
+    expect(r.body.code).toBe("DATABASE_NODE_UNREACHABLE");
+    expect(r.body.message).toContain(`served by node ghost (${UNREACHABLE})`);
   });
 
   it("answers 421 with the holder's address to a request that was already forwarded once", async () => {
