@@ -65,10 +65,19 @@ export class Forwarder {
       if (d.here) return local();
       const marks = this.marks(req);
       if ("refusal" in d) return refuseUpgrade(socket, d.refusal, marks.requestId);
-      this.sockets.upgrade(req, socket, head, d, marks);
+      try {
+        this.sockets.upgrade(req, socket, head, d, marks);
+      } catch (e) {
+        // A holder address the URL parser refuses, say: nothing was sent.
+        refuseUpgrade(socket, forwardRefusals.unreachable(d.database, d.holder, String(e)), marks.requestId);
+      }
     };
     const decided = this.decide(route, req);
-    if (decided instanceof Promise) void decided.then(go);
+    if (decided instanceof Promise)
+      decided.then(go).catch((e: unknown) => {
+        this.parts.log.error({ err: e }, "websocket upgrade failed");
+        socket.destroy();
+      });
     else go(decided);
   }
 
@@ -85,7 +94,13 @@ export class Forwarder {
     if (d.here) return local();
     const marks = this.marks(req);
     if ("refusal" in d) refuse(res, d.refusal, marks.requestId);
-    else proxyHttp(req, res, d, marks);
+    else {
+      try {
+        proxyHttp(req, res, d, marks);
+      } catch (e) {
+        refuse(res, forwardRefusals.unreachable(d.database, d.holder, String(e)), marks.requestId);
+      }
+    }
     return Promise.resolve();
   }
 

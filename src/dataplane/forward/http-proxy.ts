@@ -50,6 +50,8 @@ export function failure(e: unknown, connected: boolean): { why: string; sent: bo
 export function connectWithin(req: http.ClientRequest): () => boolean {
   let connected = false;
   req.on("socket", (socket) => {
+    // Small requests and answers go out at once, not after a delayed ACK (Nagle).
+    socket.setNoDelay(true);
     if (!socket.connecting) {
       connected = true;
       return;
