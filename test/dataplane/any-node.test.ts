@@ -19,7 +19,7 @@ import { type PostgresServer, startPostgres } from "../helpers/postgres.js";
 import { type ShoalProcess, spawnShoal } from "../helpers/process.js";
 import { replicaClient } from "../helpers/replica-client.js";
 import { ADMIN_TOKEN } from "../helpers/shoal.js";
-import { localFolder, localRows } from "../helpers/turso-sync.js";
+import { localFolder, localRows, pullRaw } from "../helpers/turso-sync.js";
 
 let server: PostgresServer;
 const dirs: string[] = [];
@@ -185,6 +185,21 @@ describe("a database held by node A, asked through node B", () => {
     await local.close();
   });
 
+  it("holds a pull-updates long poll open through B, past the nodes' idle-connection timeout, until a write wakes it", async () => {
+    const base = `${b.url}/db/${ORG}/${DB}`;
+    const first = await pullRaw(base, jwt);
+    expect(first.status).toBe(200);
+    const waiting = pullRaw(base, jwt, { clientRevision: first.header.revision, longPollMs: 30_000 });
+    // Longer than the 4 s after which an idle connection between nodes is dropped.
+    await new Promise((r) => setTimeout(r, 5000));
+    const direct = createClient({ url: `${a.url}/db/${ORG}/${DB}/`, authToken: jwt });
+    await direct.execute("INSERT INTO notes (body) VALUES ('wakes the poll')");
+    direct.close();
+    const woke = await waiting;
+    expect(woke.status).toBe(200);
+    expect(woke.header.revision).not.toBe(first.header.revision);
+  });
+
   it("streams /dump through B", async () => {
     const r = await fetch(`${viaB().httpPath}dump`, { headers: { authorization: `Bearer ${jwt}` } });
     expect(r.status).toBe(200);
@@ -267,8 +282,16 @@ describe("a database held by node A, asked through node B", () => {
   });
 
   it("answers 503 naming the holder, once A is gone, and sends nothing", async () => {
+    // A raw WebSocket through B to A: when A goes, B closes the client's side too.
+    const ws = new WebSocket(viaB().wsPath, ["hrana3"]);
+    await new Promise((resolve, reject) => {
+      ws.once("open", resolve);
+      ws.once("error", reject);
+    });
+    const closed = new Promise<number>((resolve) => ws.once("close", (code) => resolve(code)));
     a.proc.kill("SIGKILL");
     await a.exited;
+    expect(await closed).toBe(1011);
     const r = await pipeline(viaB().httpPath, jwt, {
       requests: [sql("INSERT INTO notes (body) VALUES ('lost')")],
     });
