@@ -134,8 +134,11 @@ export class Forwarder {
       // the local data plane refuses with 421 rather than serve a file it may no longer own.
       if (h.id === this.parts.placement.nodeId) return HERE;
       const from = req.headers[FORWARDED_BY];
-      if (typeof from === "string")
-        return { here: false, refusal: forwardRefusals.secondHop(d.name, h, from) };
+      if (typeof from === "string") {
+        // The header may come from anyone: only a node id is repeated in the answer.
+        const sender = /^[a-z0-9-]{1,64}$/.test(from) ? from : "(unnamed)";
+        return { here: false, refusal: forwardRefusals.secondHop(d.name, h, sender) };
+      }
       return { here: false, holder: h, database: d.name };
     };
     if (!(holder instanceof Promise)) return choose(holder);

@@ -118,5 +118,6 @@ export function proxyHttp(
   res.on("close", () => {
     if (!res.writableFinished) out.destroy();
   });
+  req.on("error", () => out.destroy());
   req.pipe(out);
 }

@@ -86,6 +86,8 @@ export class WebSocketProxy {
       if (!settled) upstream.terminate();
       settled = true;
     });
+    // A client connection that breaks, before or after the upgrade, takes the holder's with it.
+    socket.on("error", () => upstream.terminate());
     upstream.once("unexpected-response", (_request, answer) =>
       this.relayRefusal(socket, answer, () => {
         settled = true;
@@ -93,7 +95,7 @@ export class WebSocketProxy {
       }),
     );
     // No statement runs before the handshake completes: whatever failed, nothing changed.
-    upstream.once("error", (e) =>
+    upstream.on("error", (e) =>
       giveUp(forwardRefusals.unreachable(to.database, to.holder, failure(e, false).why)),
     );
     upstream.once("open", () => {
