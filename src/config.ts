@@ -57,6 +57,10 @@ export interface Config {
   nodeUrl: string | undefined;
   /** Proxies whose `X-Forwarded-For` names the client checked against IP allowlists. */
   trustedProxies: readonly string[];
+  /** A bearer token that may read `GET /metrics` (a scraper's), besides the administrator's API token. */
+  metricsToken?: string | undefined;
+  /** Label statement, row, replication and backup metrics by database id. */
+  metricsPerDatabase?: boolean;
 }
 
 const CODE = /^[a-z0-9][a-z0-9-]{0,62}$/;
@@ -173,6 +177,15 @@ const EnvSchema = z.object({
       return out;
     })
     .optional(),
+  SHOAL_METRICS_TOKEN: z
+    .string()
+    .min(16, "must be at least 16 characters")
+    .regex(/^[\x21-\x7e]+$/, "printable ASCII without spaces")
+    .optional(),
+  SHOAL_METRICS_PER_DATABASE: z
+    .enum(["0", "1", "false", "true"], "1 or true to label metrics by database, 0 or false not to")
+    .transform((v) => v === "1" || v === "true")
+    .optional(),
   SHOAL_NODE_URL: z
     .string()
     .regex(/^https?:\/\/[^/\s]+\/?$/, "a base URL such as http://10.0.0.5:8080")
@@ -217,5 +230,7 @@ export function loadConfig(env: NodeJS.ProcessEnv, version: string): Config {
     nodeId: e.SHOAL_NODE_ID,
     nodeUrl: e.SHOAL_NODE_URL,
     trustedProxies: Object.freeze(e.SHOAL_TRUSTED_PROXIES ?? []),
+    metricsToken: e.SHOAL_METRICS_TOKEN,
+    metricsPerDatabase: e.SHOAL_METRICS_PER_DATABASE ?? false,
   });
 }

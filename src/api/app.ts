@@ -1,4 +1,6 @@
 import { OpenAPIHono } from "@hono/zod-openapi";
+import type { Context } from "hono";
+import { routePath } from "hono/route";
 import { loggablePath } from "../lib/loggable-path.js";
 import { RateLimiter, type RateLimitPolicy } from "../lib/rate-limiter.js";
 import { REQUEST_ID_HEADER, requestIdOf } from "../lib/request-id.js";
@@ -6,6 +8,7 @@ import { registerConsoleRoutes } from "./console.js";
 import { registerDocumentRoutes } from "./document.js";
 import type { ApiPorts, AppEnv } from "./env.js";
 import { errorResponse } from "./error-handler.js";
+import { registerMetricsRoute } from "./metrics-route.js";
 import type { Route } from "./route.js";
 import { adminUserRoutes } from "./routes/admin-users.js";
 import { apiTokenRoutes } from "./routes/api-tokens.js";
@@ -59,6 +62,17 @@ export interface AppOptions {
   rateLimit?: RateLimitPolicy;
   /** The built web console (index.html and assets/); without it `/console` says how to build it. */
   consoleDir?: string;
+  /** A bearer token that may read `GET /metrics` besides the administrator's (`SHOAL_METRICS_TOKEN`). */
+  metricsToken?: string;
+}
+
+/**
+ * The route a request matched, as registered (`/v1/organizations/:organizationName/databases`):
+ * metrics are labelled by it, never by the path, which names organizations and databases.
+ */
+function routeTemplate(c: Context<AppEnv>): string {
+  const matched = routePath(c, -1);
+  return matched === "*" || matched === "/*" ? "unmatched" : matched;
 }
 
 /** The management API as a Hono app: routes, the error mapper, request ids and access logs. */
@@ -76,7 +90,9 @@ export function createApp(deps: ApiPorts, opts: AppOptions = {}): OpenAPIHono<Ap
     const started = performance.now();
     await next();
     c.header(REQUEST_ID_HEADER, requestId);
-    const ms = Math.round((performance.now() - started) * 10) / 10;
+    const seconds = (performance.now() - started) / 1000;
+    deps.metrics.apiRequest(c.req.method, routeTemplate(c), c.res.status, seconds);
+    const ms = Math.round(seconds * 10_000) / 10;
     log.info({ method: c.req.method, path: loggablePath(c.req.path), status: c.res.status, ms }, "request");
   });
 
@@ -88,6 +104,7 @@ export function createApp(deps: ApiPorts, opts: AppOptions = {}): OpenAPIHono<Ap
   for (const r of ALL_ROUTES) r.register(app);
 
   registerDocumentRoutes(app, deps.version);
+  registerMetricsRoute(app, opts.metricsToken);
   registerConsoleRoutes(app, opts.consoleDir);
 
   app.notFound((c) => c.json({ error: "not found" }, 404));

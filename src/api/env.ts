@@ -6,6 +6,7 @@ import type { DatabasePorts } from "../domain/databases/ports.js";
 import type { GroupPorts } from "../domain/groups/ports.js";
 import type { PlanPorts } from "../domain/plans/ports.js";
 import type { RateLimiter } from "../lib/rate-limiter.js";
+import type { ShoalMetrics } from "../metrics/metrics.js";
 
 /** What the management API reaches: the ports of every area it serves, and the readiness probes. */
 export type ApiPorts = AccountPorts &
@@ -15,6 +16,8 @@ export type ApiPorts = AccountPorts &
   DbTokenPorts & {
     /** What `GET /health/ready` checks. */
     readiness: readonly ReadinessProbe[];
+    /** Where requests are counted, and what `GET /metrics` shows. */
+    metrics: Pick<ShoalMetrics, "apiRequest" | "scrape">;
   };
 
 /** A management API request's context: it can call the verbs of every area. */

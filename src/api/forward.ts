@@ -1,5 +1,6 @@
 import type { Context } from "hono";
 import { MisdirectedError } from "../errors.js";
+import { REQUEST_ID_HEADER } from "../lib/request-id.js";
 import { bodyText } from "./body.js";
 import type { AppEnv } from "./env.js";
 import { apiErrors } from "./errors.js";
@@ -76,6 +77,8 @@ export async function forwardToHolder(
     if (!DROP_REQUEST.has(lower) && !listed.has(lower)) headers.set(name, value);
   }
   headers.set(FORWARDED_HEADER, selfId);
+  // The holder logs the request under the id this node gave it (and answers with it).
+  headers.set(REQUEST_ID_HEADER, c.get("requestId"));
   // The address the caller used, for answers that name it (dump URLs).
   if (incomingHeaders.host) headers.set("x-forwarded-host", incomingHeaders.host);
   const method = c.req.method;

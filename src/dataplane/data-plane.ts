@@ -9,6 +9,7 @@ import { HranaHttp } from "./http.js";
 import type { DataPlaneParts } from "./parts.js";
 import { CommitWaiters } from "./pull/commit-waiters.js";
 import type { PullServices } from "./pull/pull-updates.js";
+import { observeRequest } from "./request-log.js";
 import type { DataRoute } from "./routing.js";
 import type { SyncServices } from "./sync.js";
 import { HranaWebSockets } from "./ws.js";
@@ -64,7 +65,11 @@ export function createDataPlane(deps: DataPlaneParts, settings: DataPlaneSetting
   // The one routing decision: served here, or by the node holding the database (forward/).
   const forward = new Forwarder(deps, clientAddress);
   return {
-    handle: (req, res, route) => forward.handle(req, res, route, () => http.handle(req, res, route)),
+    handle: (req, res, route) => {
+      // Forwarded requests too: the forwarding node logs and counts them with the holder's status.
+      observeRequest(req, res, route, deps);
+      return forward.handle(req, res, route, () => http.handle(req, res, route));
+    },
     upgrade: (req, socket, head, route) =>
       forward.upgrade(req, socket, head, route, () =>
         ws.upgrade(req, socket, head, route.locator, route.location),

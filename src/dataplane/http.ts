@@ -19,6 +19,7 @@ import { HTTP_SQL_LIMITS, SqlStore } from "./hrana/sql-store.js";
 import type { SqlStream, StreamServices } from "./hrana/stream.js";
 import type { DataPlaneParts } from "./parts.js";
 import { type PullServices, pullUpdates } from "./pull/pull-updates.js";
+import { noteStatements } from "./request-log.js";
 import type { DataRoute } from "./routing.js";
 import { type SyncServices, syncExport, syncFrames, syncInfo } from "./sync.js";
 import { isUploadRequest, uploadsOf } from "./upload.js";
@@ -264,6 +265,7 @@ export class HranaHttp {
     const body = await readJson(text);
     if (!Array.isArray(body.requests)) throw new ProtocolError("requests must be an array");
     const requests: StreamRequest[] = body.requests.map(parseStreamRequest);
+    noteStatements(req, requests);
     const { id, stream } = this.streamFor(a, batonOf(body), route);
     const results = [];
     try {
@@ -296,6 +298,7 @@ export class HranaHttp {
       throw new ForbiddenError("a replication token only syncs", "AUTH_REPLICATION_ONLY");
     const body = await readJson(text);
     const batch = parseBatch(body.batch);
+    noteStatements(req, [{ type: "batch", batch }]);
     const { id, stream } = this.streamFor(a, batonOf(body), route);
     let entries: Array<Record<string, unknown>>;
     try {

@@ -15,6 +15,7 @@ import { parseBatch, parseStreamRequest, type Stmt, type StreamRequest } from ".
 import { SqlStore, WS_SQL_LIMITS } from "./hrana/sql-store.js";
 import type { SqlStream, StreamServices } from "./hrana/stream.js";
 import type { DataPlaneParts } from "./parts.js";
+import { observeSocket, observeWsRequest } from "./request-log.js";
 
 const SUBPROTOCOLS = ["hrana3", "hrana2", "hrana1"];
 /** WebSocket close codes: 1002 protocol error, 1008 policy (authentication). */
@@ -57,16 +58,18 @@ export class HranaWebSockets {
     const requestId = requestIdOf(req.headers[REQUEST_ID_HEADER]);
     this.requestIds.set(req, requestId);
     this.wss.handleUpgrade(req, socket, head, (ws) => {
+      const log = this.deps.log.child({ requestId });
       const conn = new HranaWsConnection(
         ws,
         locator,
         location,
         this.clientAddress(req),
-        { ...this.deps, log: this.deps.log.child({ requestId }) },
+        { ...this.deps, log },
         this.services,
         requestId,
       );
       this.connections.add(conn);
+      observeSocket({ ...this.deps, log }, req, ws);
       ws.once("close", () => {
         conn.closeStreams();
         this.connections.delete(conn);
@@ -250,11 +253,13 @@ class HranaWsConnection {
     this.cursors.set(cursorId, cursor);
     cursor.ready = this.enqueue(entry, async () => {
       if (batch.type !== "batch" || !entry.stream) return;
+      const started = performance.now();
       // Checked again for every request, as for the others: a rotation, a revocation or a
       // changed allowlist applies to a socket that stays open.
       entry.stream.access = await openDataAccess(this.deps, this.locator, this.jwt, "sql", this.peer);
       cursor.entries = batchCursorEntries(await entry.stream.batch(batch.batch));
       this.respond(id, { type: "open_cursor" });
+      observeWsRequest(this.deps, batch, started, "ok");
     });
   }
 
@@ -280,9 +285,12 @@ class HranaWsConnection {
     entry.chain = entry.chain.then(async () => {
       const access = await this.authenticated;
       if (!access || !entry.stream) return;
+      const started = performance.now();
+      let outcome: "ok" | "error" = "error";
       try {
         entry.stream.access = await openDataAccess(this.deps, this.locator, this.jwt, "sql", this.peer);
         this.respond(id, await dispatch(entry.stream, req));
+        outcome = "ok";
       } catch (e) {
         if (e instanceof HranaError) this.send({ type: "response_error", request_id: id, error: e.toJSON() });
         else if (e instanceof AppError) {
@@ -292,6 +300,8 @@ class HranaWsConnection {
             error: { message: e.message, code: e.code ?? "ERROR" },
           });
         } else this.fail(e);
+      } finally {
+        observeWsRequest(this.deps, req, started, outcome);
       }
     });
   }

@@ -8,6 +8,15 @@ const MAX_QUERY_TEXT = 2000;
 /** Distinct queries kept between flushes, so a client sending unique texts can't grow memory without bound. */
 const MAX_PENDING_QUERIES = 10_000;
 
+/** One statement counted: its database, text, rows and time. */
+export interface StatementRecord {
+  dbId: string;
+  sql: string;
+  rowsRead: number;
+  rowsWritten: number;
+  ms: number;
+}
+
 /**
  * Counts rows read, rows written and queries per database as statements run, and writes the counts
  * to the store in batches. Counting is in memory (a statement must not wait for the control plane);
@@ -21,6 +30,7 @@ export class UsageMeter implements UsageFlush {
   private timer: NodeJS.Timeout | undefined;
   private flushing: Promise<void> = Promise.resolve();
   private readonly listeners: Array<(orgIds: ReadonlySet<string>) => Promise<void>> = [];
+  private readonly statementListeners: Array<(s: StatementRecord) => void> = [];
 
   /** Where each pending day's writes went, so the primary's size can be measured at the flush. */
   private written = new Map<string, string>();
@@ -41,6 +51,7 @@ export class UsageMeter implements UsageFlush {
     rowsWritten: number,
     ms: number,
   ): void {
+    for (const fn of this.statementListeners) fn({ dbId: db.id, sql, rowsRead, rowsWritten, ms });
     const day = this.clock().toISOString().slice(0, 10);
     const key = `${db.id}|${day}`;
     let u = this.usage.get(key);
@@ -70,6 +81,11 @@ export class UsageMeter implements UsageFlush {
     q.rowsRead += rowsRead;
     q.rowsWritten += rowsWritten;
     q.totalMs += ms;
+  }
+
+  /** Calls `fn` with every statement as it is counted (metrics); it must be quick and not throw. */
+  onRecord(fn: (s: StatementRecord) => void): void {
+    this.statementListeners.push(fn);
   }
 
   /**

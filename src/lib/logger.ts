@@ -22,6 +22,8 @@ export function createLogger(level: string, destination?: NodeJS.WritableStream)
           "*.jwt",
           "adminToken",
           "*.adminToken",
+          "metricsToken",
+          "*.metricsToken",
         ],
         censor: "[redacted]",
       },

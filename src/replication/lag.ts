@@ -5,10 +5,18 @@
 export class LagStats {
   private readonly samples: number[] = [];
   private at = 0;
+  private readonly listeners: Array<(ms: number, location: string | undefined) => void> = [];
 
   constructor(private readonly capacity = 10_000) {}
 
-  add(ms: number): void {
+  /** Calls `fn` with every sample as it is taken (metrics). */
+  onSample(fn: (ms: number, location: string | undefined) => void): void {
+    this.listeners.push(fn);
+  }
+
+  /** `location`: where the replica that took this long is. */
+  add(ms: number, location?: string): void {
+    for (const fn of this.listeners) fn(ms, location);
     if (this.samples.length < this.capacity) this.samples.push(ms);
     else this.samples[this.at++ % this.capacity] = ms;
   }

@@ -106,7 +106,7 @@ export class ReplicationManager implements ReplicaPort {
     for (const c of this.commits.get(dbId) ?? []) {
       if (c.index <= index && !c.seen.has(location)) {
         c.seen.add(location);
-        this.lag.add(now - c.at);
+        this.lag.add(now - c.at, location);
       }
     }
     const list = this.waiters.get(k);
@@ -152,6 +152,19 @@ export class ReplicationManager implements ReplicaPort {
       if (!(await this.waitFor(dbId, location, target, Math.max(1, deadline - Date.now())))) return false;
     }
     return true;
+  }
+
+  /**
+   * Every replica this node places, with the time of the oldest commit of its primary it lacks
+   * (undefined: it has them all). Only commits made while this node tracked it count.
+   */
+  *behind(): Generator<{ dbId: string; location: string; since: number | undefined }> {
+    for (const [dbId, locations] of this.placements) {
+      const commits = this.commits.get(dbId) ?? [];
+      for (const location of locations) {
+        yield { dbId, location, since: commits.find((c) => !c.seen.has(location))?.at };
+      }
+    }
   }
 
   /** After a commit on a primary: every replica of it pulls now. */

@@ -48,6 +48,8 @@ Settings (README.md, "Settings", says what each does):
   SHOAL_NODE_ID                      kept in <data>/node-id
   SHOAL_NODE_URL                     the address it listens on
   SHOAL_TRUSTED_PROXIES              none
+  SHOAL_METRICS_TOKEN                unset (GET /metrics answers the administrator's token only)
+  SHOAL_METRICS_PER_DATABASE         0 (no database label on metrics)
 
 Exit codes: 0 stopped cleanly; 1 could not start for now (port in use, store unreachable) or
 failed; 2 the settings or the data folder must change first.

@@ -51,7 +51,13 @@ async function tighten(target: string, isDir: boolean): Promise<void> {
   if ((st.mode & 0o777) !== wanted) await chmod(target, wanted);
   if (!isDir) return;
   for (const e of await readdir(target, { withFileTypes: true })) {
-    if (e.isDirectory()) await tighten(path.join(target, e.name), true);
-    else if (e.isFile()) await tighten(path.join(target, e.name), false);
+    try {
+      if (e.isDirectory()) await tighten(path.join(target, e.name), true);
+      else if (e.isFile()) await tighten(path.join(target, e.name), false);
+    } catch (err) {
+      // A file that went away between listing and changing it (a -shm or -journal SQLite removed
+      // as its last connection closed, a temporary file) needs no tightening.
+      if ((err as NodeJS.ErrnoException).code !== "ENOENT") throw err;
+    }
   }
 }

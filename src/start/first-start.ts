@@ -39,10 +39,22 @@ export async function bootstrap(
     return;
   }
   deps.log.info({ username: config.adminUser }, "created the instance administrator");
-  if (!config.adminToken) {
-    announce(
-      `\nShoal created the instance administrator "${config.adminUser}".\n` +
-        `Its API token is shown once here and saved to ${tokenFile}:\n\n  ${token.token}\n\n`,
-    );
-  }
+  if (!config.adminToken) announce(banner(config.adminUser, tokenFile, token.token));
+}
+
+const RULE = "=".repeat(72);
+
+/**
+ * The first-start notice: plain text between two rules, written apart from the JSON log lines
+ * (on stderr, see `StartOptions.announce`) so that a log collector never stores the token and a
+ * person reading the terminal can't miss it.
+ */
+export function banner(username: string, tokenFile: string, token: string): string {
+  return (
+    `\n${RULE}\n` +
+    `Shoal created the instance administrator "${username}".\n` +
+    `Its API token is shown once here and saved to ${tokenFile}:\n\n  ${token}\n\n` +
+    `Log in with: shoal login <url> --token <the token above>\n` +
+    `${RULE}\n\n`
+  );
 }

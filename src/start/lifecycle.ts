@@ -37,7 +37,10 @@ export interface Shoal {
 
 export interface StartOptions {
   log?: Logger;
-  /** Where the first-start banner with a generated admin token goes (stdout by default). */
+  /**
+   * Where the first-start banner with a generated admin token goes: stderr by default, apart
+   * from the JSON log lines on stdout, so a log collector reading stdout never stores it.
+   */
   announce?: (text: string) => void;
   /** The built web console; `dist/console` beside the code by default (`npm run build` writes it). */
   consoleDir?: string;
@@ -81,7 +84,7 @@ async function wireAndBootstrap(
     // Database tokens are signature-checked: a node with another key would refuse other nodes' tokens.
     const keyFile = path.join(config.dataDir, "keys", "db-tokens.jwk");
     await requireSharedKey(store, systemClock, "db-tokens", wiring.parts.dbTokenKey, keyFile);
-    await bootstrap(config, wiring.parts, opts.announce ?? ((t) => process.stdout.write(t)));
+    await bootstrap(config, wiring.parts, opts.announce ?? ((t) => process.stderr.write(t)));
     return wiring;
   } catch (e) {
     await store.close();
@@ -99,6 +102,7 @@ async function serve(
   const api = createApp(parts, {
     rateLimit: { limit: config.rateLimit, windowSeconds: config.rateLimitWindowSeconds },
     consoleDir: at.consoleDir ?? DEFAULT_CONSOLE_DIR,
+    metricsToken: config.metricsToken,
   });
   const dataPlane = createDataPlane(parts, {
     txnTimeoutMs: config.transactionTimeoutMs,

@@ -19,8 +19,10 @@ import { UsageMeter } from "../hosting/usage-meter.js";
 import type { Logger } from "../lib/logger.js";
 import { derivedSecret, loadOrCreateSigningKey, type SigningKey } from "../lib/signing-keys.js";
 import { type Clock, systemClock } from "../lib/time.js";
+import { ShoalMetrics } from "../metrics/metrics.js";
 import { ReplicationManager } from "../replication/manager.js";
 import type { Store } from "../store/store.js";
+import { watchParts } from "./metrics-sources.js";
 import { loadOrCreateNodeId } from "./node-identity.js";
 import { dataFolderProbe, storeProbe } from "./readiness-probes.js";
 
@@ -64,6 +66,8 @@ export interface Parts {
   uploads: UploadInstaller;
   /** What `GET /health/ready` checks. */
   readiness: readonly ReadinessProbe[];
+  /** What `GET /metrics` shows; a backup shipper feeds it with `addBackupSource`. */
+  metrics: ShoalMetrics;
 }
 
 export interface Wiring {
@@ -111,8 +115,6 @@ export async function wire(config: Config, store: Store, log: Logger): Promise<W
   frameLogs.onCommit((e) => replicas.onCommit(e));
   const nodeId = config.nodeId ?? (await loadOrCreateNodeId(config.dataDir));
   const placement = new LocalNode(store, systemClock, log, nodeId);
-  // Every node shares the database-token key, hence this secret (see dataplane/forward/proof.ts).
-  const clientProof = new ClientProof(await derivedSecret(keys, "db-tokens", "data-plane forwarding"));
   const instances = new InstanceLifecycle({ store, files, pool, frameLogs, replicas, directory, log });
   const services = {
     instances,
@@ -130,6 +132,8 @@ export async function wire(config: Config, store: Store, log: Logger): Promise<W
       log,
     }),
   };
+  const metrics = new ShoalMetrics({ perDatabase: config.metricsPerDatabase ?? false });
+  watchParts(metrics, { pool, files, meter, replicas });
   const readiness = [
     storeProbe(store, config.metadataUrl ? undefined : path.join(config.dataDir, "control-plane.db")),
     dataFolderProbe(config.dataDir),
@@ -158,9 +162,11 @@ export async function wire(config: Config, store: Store, log: Logger): Promise<W
     replicas,
     placement,
     holders: new LocationHolders(store),
-    clientProof,
+    // Every node shares the database-token key, hence this secret (see dataplane/forward/proof.ts).
+    clientProof: new ClientProof(await derivedSecret(keys, "db-tokens", "data-plane forwarding")),
     ...services,
     readiness,
+    metrics,
   };
   return {
     parts,

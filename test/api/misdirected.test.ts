@@ -221,6 +221,9 @@ describe("a call whose files another node keeps", () => {
     });
     expect(seen[0]!.headers.authorization).toBe(`Bearer ${user.token}`);
     expect(seen[0]!.headers["x-shoal-forwarded-by"]).toBe("local");
+    // One request id on both nodes, though the caller sent none.
+    expect(seen[0]!.headers["x-request-id"]).toMatch(/^[0-9a-f-]{36}$/);
+    expect(r.headers.get("x-request-id")).toBe(seen[0]!.headers["x-request-id"]);
     // Nothing was made here: the holder alone makes the database.
     expect(await dbNames()).toEqual(["a", "kept"]);
   });

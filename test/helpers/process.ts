@@ -6,7 +6,12 @@ const ROOT = path.resolve(import.meta.dirname, "../..");
 export interface ShoalProcess {
   proc: ChildProcess;
   url: string;
+  /** Standard output and error together, as they arrived. */
   output(): string;
+  /** Standard output alone (the JSON log lines). */
+  stdout(): string;
+  /** Standard error alone. */
+  stderr(): string;
   /** Resolves with the exit code (or the signal name) once the process ends. */
   exited: Promise<number | string>;
 }
@@ -26,8 +31,16 @@ export async function spawnShoal(
     stdio: ["ignore", "pipe", "pipe"],
   });
   let out = "";
-  proc.stdout?.on("data", (d: Buffer) => (out += d.toString()));
-  proc.stderr?.on("data", (d: Buffer) => (out += d.toString()));
+  let stdout = "";
+  let stderr = "";
+  proc.stdout?.on("data", (d: Buffer) => {
+    out += d.toString();
+    stdout += d.toString();
+  });
+  proc.stderr?.on("data", (d: Buffer) => {
+    out += d.toString();
+    stderr += d.toString();
+  });
   const exited = new Promise<number | string>((resolve) =>
     proc.once("exit", (code, signal) => resolve(code ?? signal ?? -1)),
   );
@@ -46,7 +59,7 @@ export async function spawnShoal(
       reject(new Error(`shoal exited with ${code} before it was ready:\n${out}`));
     });
   });
-  return { proc, url, output: () => out, exited };
+  return { proc, url, output: () => out, stdout: () => stdout, stderr: () => stderr, exited };
 }
 
 /** Runs `src/main.ts` (with `args`) expecting it to exit at start; returns its exit code and output. */

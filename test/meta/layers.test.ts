@@ -24,6 +24,19 @@ const FORBIDDEN: Record<string, string[]> = {
   cli: ["domain", "api", "store", "engine", "dataplane", "replication", "hosting", "backup", ...TOP],
   // Backups sit beside the engine: they read frame logs and files, and know nothing of tenants.
   backup: ["domain", "api", "store", "dataplane", "replication", "cli", "hosting", ...TOP],
+  // Metrics know only their own registry: the parts feed them through hooks wired in src/start.
+  metrics: [
+    "domain",
+    "api",
+    "store",
+    "engine",
+    "dataplane",
+    "replication",
+    "hosting",
+    "backup",
+    "cli",
+    ...TOP,
+  ],
   start: ["main.ts", "cli"],
 };
 const FORBIDDEN_PACKAGES: Record<string, RegExp> = {

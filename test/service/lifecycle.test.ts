@@ -39,6 +39,28 @@ describe("starting and stopping the service", () => {
     expect(logs.join("\n")).not.toContain(printed);
   });
 
+  it("prints the first-start token as a framed block on stderr, apart from the JSON log lines on stdout", async () => {
+    running = await spawnShoal(base());
+    const token = (await readFile(path.join(dataDir, "admin-token"), "utf8")).trim();
+    const rule = "=".repeat(72);
+    const block = new RegExp(`\\n${rule}\\n([\\s\\S]*?)\\n${rule}\\n`).exec(running.stderr());
+    expect(block?.[1]).toContain(`Shoal created the instance administrator "admin".`);
+    expect(block?.[1]).toContain(`\n\n  ${token}\n\n`);
+    // stdout is JSON lines only, and none of them holds the token.
+    const lines = running
+      .stdout()
+      .split("\n")
+      .filter((l) => l !== "");
+    expect(lines.length).toBeGreaterThan(0);
+    for (const line of lines) {
+      expect(() => JSON.parse(line), line).not.toThrow();
+      expect(line).not.toContain(token);
+    }
+    expect(lines.some((l) => JSON.parse(l).msg === "created the instance administrator")).toBe(true);
+    // The token works: it is the administrator's.
+    expect((await call(running.url, "GET", "/metrics", { token })).status).toBe(200);
+  });
+
   it("keeps every change across a restart and does not print a token again", async () => {
     running = await spawnShoal(base());
     const token = (await readFile(path.join(dataDir, "admin-token"), "utf8")).trim();

@@ -2,6 +2,7 @@ import { z } from "@hono/zod-openapi";
 import { updateDatabaseVersion, wakeDatabase } from "../../domain/databases/database-actions.js";
 import { getQueryStats } from "../../domain/databases/database-usage.js";
 import { transferDatabase } from "../../domain/databases/transfers.js";
+import { DATABASE_NOT_FOUND } from "../documented-errors.js";
 import { callerOrigin } from "../origin.js";
 import { DatabaseParams, optional } from "../params.js";
 import { type Route, route } from "../route.js";
@@ -9,7 +10,6 @@ import { DatabaseWire, databaseWire } from "../wire/database.js";
 import { TransferBody } from "./group-actions.js";
 
 const tags = ["Databases"];
-const notFound = { 404: "could not find database with name <name>: record not found" };
 const base = "/v1/organizations/{organizationName}/databases/{databaseName}";
 
 const QueryStatWire = z
@@ -26,7 +26,7 @@ export const databaseActionRoutes: Route[] = [
     tags,
     params: DatabaseParams,
     response: z.object({}),
-    errors: notFound,
+    errors: DATABASE_NOT_FOUND,
     handler: async ({ ctx, params }) => {
       await updateDatabaseVersion(ctx, params.organizationName, params.databaseName);
       return {};
@@ -41,7 +41,7 @@ export const databaseActionRoutes: Route[] = [
     tags,
     params: DatabaseParams,
     response: z.object({}),
-    errors: notFound,
+    errors: DATABASE_NOT_FOUND,
     handler: async ({ ctx, params }) => {
       await wakeDatabase(ctx, params.organizationName, params.databaseName);
       return {};
@@ -62,7 +62,7 @@ export const databaseActionRoutes: Route[] = [
       402: "The target's plan has no room for the database.",
       403: "only organization admins or owners can transfer databases",
       409: "The name or hostname is taken in the target.",
-      ...notFound,
+      ...DATABASE_NOT_FOUND,
     },
     handler: async ({ ctx, params, body, c }) => ({
       database: databaseWire(
@@ -87,7 +87,7 @@ export const databaseActionRoutes: Route[] = [
     params: DatabaseParams,
     query: z.object({ from: optional(z.string()).openapi({ example: "2026-11-01T00:00:00Z" }) }),
     response: z.array(QueryStatWire),
-    errors: { 400: "invalid from parameter: parsing time ...", ...notFound },
+    errors: { 400: "invalid from parameter: parsing time ...", ...DATABASE_NOT_FOUND },
     handler: async ({ ctx, params, query }) =>
       (await getQueryStats(ctx, params.organizationName, params.databaseName, query.from)).map((q) => ({
         query: q.query,

@@ -5,11 +5,11 @@ import {
   updateDatabaseConfiguration,
 } from "../../domain/databases/database-config.js";
 import { getDatabaseUsage, getTopQueries, type UsageFigures } from "../../domain/databases/database-usage.js";
+import { DATABASE_NOT_FOUND } from "../documented-errors.js";
 import { DatabaseParams, optional } from "../params.js";
 import { type Route, route } from "../route.js";
 
 const tags = ["Databases"];
-const notFound = { 404: "could not find database with name <name>: record not found" };
 
 const ConfigurationWire = z
   .object({
@@ -63,7 +63,7 @@ export const databaseSettingsRoutes: Route[] = [
     tags,
     params: DatabaseParams,
     response: ConfigurationWire,
-    errors: notFound,
+    errors: DATABASE_NOT_FOUND,
     handler: async ({ ctx, params }) =>
       configurationWire(await getDatabaseConfiguration(ctx, params.organizationName, params.databaseName)),
   }),
@@ -97,7 +97,7 @@ export const databaseSettingsRoutes: Route[] = [
       }),
     }),
     response: ConfigurationWire,
-    errors: { 400: "An invalid size_limit or a field of the wrong type.", ...notFound },
+    errors: { 400: "An invalid size_limit or a field of the wrong type.", ...DATABASE_NOT_FOUND },
     handler: async ({ ctx, params, body }) =>
       configurationWire(
         await updateDatabaseConfiguration(ctx, params.organizationName, params.databaseName, {
@@ -133,7 +133,7 @@ export const databaseSettingsRoutes: Route[] = [
     }),
     errors: {
       400: 'Turso\'s wording, e.g. invalid from parameter: parsing time "x" as "2006-01-02T15:04:05Z07:00": cannot parse "x" as "2006"',
-      ...notFound,
+      ...DATABASE_NOT_FOUND,
     },
     handler: async ({ ctx, params, query }) => {
       const u = await getDatabaseUsage(ctx, params.organizationName, params.databaseName, query);
@@ -161,7 +161,7 @@ export const databaseSettingsRoutes: Route[] = [
         )
         .nullable(),
     }),
-    errors: notFound,
+    errors: DATABASE_NOT_FOUND,
     handler: async ({ ctx, params }) => {
       const top = await getTopQueries(ctx, params.organizationName, params.databaseName);
       return {

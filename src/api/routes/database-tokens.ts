@@ -7,6 +7,7 @@ import {
   rotateGroupTokens,
   type TokenRequest,
 } from "../../domain/data-access/db-tokens.js";
+import { DATABASE_NOT_FOUND } from "../documented-errors.js";
 import { apiErrors } from "../errors.js";
 import { DatabaseParams, GroupParams, optional } from "../params.js";
 import { type Route, route } from "../route.js";
@@ -97,7 +98,7 @@ export const databaseTokenRoutes: Route[] = [
     tags: ["Databases"],
     params: DatabaseParams,
     response: z.object({}),
-    errors: { 404: "could not find database with name <name>: record not found" },
+    errors: DATABASE_NOT_FOUND,
     handler: async ({ ctx, params }) => {
       await rotateDatabaseTokens(ctx, params.organizationName, params.databaseName);
       return {};
@@ -129,7 +130,7 @@ export const databaseTokenRoutes: Route[] = [
     response: RevokeAnswer,
     errors: {
       400: "No token, a token not issued by this Shoal, or a token of another database.",
-      404: "could not find database with name <name>: record not found",
+      ...DATABASE_NOT_FOUND,
     },
     handler: async ({ ctx, params, body }) => ({
       revoked: await revokeDatabaseToken(ctx, params.organizationName, params.databaseName, body),

@@ -1,6 +1,7 @@
 import { z } from "@hono/zod-openapi";
 import { createDatabase } from "../../domain/databases/create-database.js";
 import { deleteDatabase, getDatabase, listDatabases } from "../../domain/databases/databases.js";
+import { DATABASE_NOT_FOUND } from "../documented-errors.js";
 import { FORWARDED_HEADER } from "../forward.js";
 import { callerOrigin } from "../origin.js";
 import { DatabaseParams, OrgParams, optional, PageQuery, PaginationWire } from "../params.js";
@@ -135,7 +136,7 @@ export const databaseRoutes: Route[] = [
     tags,
     params: DatabaseParams,
     response: z.object({ database: DatabaseWire }),
-    errors: { 404: "could not find database with name <name>: record not found" },
+    errors: DATABASE_NOT_FOUND,
     handler: async ({ ctx, params, c }) => ({
       database: databaseWire(
         await getDatabase(ctx, params.organizationName, params.databaseName),
@@ -154,7 +155,7 @@ export const databaseRoutes: Route[] = [
     response: z.object({ database: z.string() }),
     errors: {
       400: "The database is protected against deletion, or is a schema database that others still follow.",
-      404: "could not find database with name <name>: record not found",
+      ...DATABASE_NOT_FOUND,
     },
     handler: async ({ ctx, params }) => {
       await deleteDatabase(ctx, params.organizationName, params.databaseName);

@@ -8,6 +8,7 @@ import {
   waitForInstance,
 } from "../../domain/databases/database-instances.js";
 import { waitForLocation } from "../../domain/groups/group-locations.js";
+import { DATABASE_NOT_FOUND } from "../documented-errors.js";
 import {
   DatabaseParams,
   databaseParam,
@@ -57,7 +58,7 @@ export const instanceRoutes: Route[] = [
     tags: ["Databases"],
     params: DatabaseParams,
     response: z.object({ instances: z.array(InstanceWire) }),
-    errors: { 404: "could not find database with name <name>: record not found" },
+    errors: DATABASE_NOT_FOUND,
     handler: async ({ ctx, params }) => ({
       instances: (await listInstances(ctx, params.organizationName, params.databaseName)).map(instanceWire),
     }),
@@ -88,7 +89,7 @@ export const instanceRoutes: Route[] = [
     response: z.object({ instance: InstanceWire }),
     errors: {
       400: "location is required, or invalid location: <code>",
-      404: "could not find database with name <name>: record not found",
+      ...DATABASE_NOT_FOUND,
     },
     handler: async ({ ctx, params, body }) => ({
       instance: instanceWire(

@@ -1,5 +1,6 @@
 import { z } from "@hono/zod-openapi";
 import { getUsageHistory, MAX_HISTORY_DAYS } from "../../domain/databases/usage-history.js";
+import { DATABASE_NOT_FOUND } from "../documented-errors.js";
 import { DatabaseParams, optional } from "../params.js";
 import { type Route, route } from "../route.js";
 
@@ -43,7 +44,7 @@ export const usageHistoryRoutes: Route[] = [
     }),
     errors: {
       400: 'A malformed `from` or `to` (Turso\'s wording: invalid from parameter: parsing time "x" as ...), `from` after `to`, or a period over the maximum.',
-      404: "could not find database with name <name>: record not found",
+      ...DATABASE_NOT_FOUND,
     },
     handler: async ({ ctx, params, query }) => {
       const h = await getUsageHistory(ctx, params.organizationName, params.databaseName, query);

@@ -1,0 +1,214 @@
+import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from "prom-client";
+import { statementKind } from "./statement-kind.js";
+
+/** Seconds: from a point query served from memory to a slow transaction or a big export. */
+const LATENCY_BUCKETS = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
+/** Replication lag: a replica on this node follows within milliseconds; a remote one within seconds. */
+const LAG_BUCKETS = [0.001, 0.005, 0.01, 0.05, 0.1, 0.5, 1, 5, 10, 30, 60, 300];
+
+let processRegistry: Registry | undefined;
+
+/**
+ * The process's own metrics (CPU, memory, event loop, GC), collected once per process: several
+ * Shoals in one process (the tests) share the process, and each collector installs observers.
+ */
+function processMetrics(): Registry {
+  if (!processRegistry) {
+    processRegistry = new Registry();
+    collectDefaultMetrics({ register: processRegistry });
+  }
+  return processRegistry;
+}
+
+export interface MetricsSettings {
+  /** Label statements, rows, replication and backups by database id (`SHOAL_METRICS_PER_DATABASE`). */
+  perDatabase: boolean;
+}
+
+/** A statement as the usage meter saw it run. */
+export interface StatementSample {
+  dbId: string;
+  sql: string;
+  rowsRead: number;
+  rowsWritten: number;
+  ms: number;
+}
+
+/** What a backup shipper tells of itself (see src/backup/shipper.ts `status()`). */
+export type BackupDelaySource = () =>
+  | { delayMs: number; databases?: ReadonlyArray<{ id: string; delayMs: number }> }
+  | undefined;
+
+/**
+ * Every metric of one Shoal process, in its own registry (so two Shoals in one test process don't
+ * share counters). Labels are bounded: route templates, endpoint and statement kinds, status codes,
+ * locations; a database's id only when the operator asks for it.
+ */
+export class ShoalMetrics {
+  readonly registry = new Registry();
+  private readonly backupSources: BackupDelaySource[] = [];
+  private readonly apiRequests: Counter<"method" | "route" | "status">;
+  private readonly apiSeconds: Histogram<"method" | "route">;
+  private readonly dataRequests: Counter<"transport" | "endpoint" | "status">;
+  private readonly dataSeconds: Histogram<"transport" | "endpoint">;
+  private readonly statements: Counter<string>;
+  private readonly statementSeconds: Histogram<"kind">;
+  private readonly rowsRead: Counter<string>;
+  private readonly rowsWritten: Counter<string>;
+  private readonly lagSeconds: Histogram<"location">;
+  private readonly sockets: Gauge;
+
+  constructor(readonly settings: MetricsSettings) {
+    const registers = [this.registry];
+    const db = settings.perDatabase ? ["database"] : [];
+    this.apiRequests = new Counter({
+      name: "shoal_api_requests_total",
+      help: "Management API requests answered, by method, route template and status code.",
+      labelNames: ["method", "route", "status"],
+      registers,
+    });
+    this.apiSeconds = new Histogram({
+      name: "shoal_api_request_duration_seconds",
+      help: "Time to answer a management API request, by method and route template.",
+      labelNames: ["method", "route"],
+      buckets: LATENCY_BUCKETS,
+      registers,
+    });
+    this.dataRequests = new Counter({
+      name: "shoal_dataplane_requests_total",
+      help: "Data-plane requests answered: HTTP by endpoint and status code, WebSocket by Hrana request type and ok/error.",
+      labelNames: ["transport", "endpoint", "status"],
+      registers,
+    });
+    this.dataSeconds = new Histogram({
+      name: "shoal_dataplane_request_duration_seconds",
+      help: "Time to answer a data-plane request, by transport and endpoint.",
+      labelNames: ["transport", "endpoint"],
+      buckets: LATENCY_BUCKETS,
+      registers,
+    });
+    this.statements = new Counter({
+      name: "shoal_statements_total",
+      help: "SQL statements run for clients, by kind (first keyword).",
+      labelNames: ["kind", ...db],
+      registers,
+    });
+    this.statementSeconds = new Histogram({
+      name: "shoal_statement_duration_seconds",
+      help: "Time the engine took to run one statement, by kind.",
+      labelNames: ["kind"],
+      buckets: LATENCY_BUCKETS,
+      registers,
+    });
+    this.rowsRead = new Counter({
+      name: "shoal_rows_read_total",
+      help: "Rows read by client statements (as billed).",
+      labelNames: db,
+      registers,
+    });
+    this.rowsWritten = new Counter({
+      name: "shoal_rows_written_total",
+      help: "Rows written by client statements (as billed).",
+      labelNames: db,
+      registers,
+    });
+    this.lagSeconds = new Histogram({
+      name: "shoal_replication_lag_seconds",
+      help: "Time from a commit on a primary until a replica in another location had it, by that location.",
+      labelNames: ["location"],
+      buckets: LAG_BUCKETS,
+      registers,
+    });
+    this.sockets = new Gauge({
+      name: "shoal_dataplane_websocket_connections",
+      help: "Open Hrana WebSocket connections.",
+      registers,
+    });
+  }
+
+  apiRequest(method: string, route: string, status: number, seconds: number): void {
+    this.apiRequests.inc({ method, route, status: String(status) });
+    this.apiSeconds.observe({ method, route }, seconds);
+  }
+
+  dataRequest(transport: "http" | "ws", endpoint: string, status: string, seconds: number): void {
+    this.dataRequests.inc({ transport, endpoint, status });
+    this.dataSeconds.observe({ transport, endpoint }, seconds);
+  }
+
+  /** A WebSocket opened (+1) or closed (-1). */
+  webSocket(delta: 1 | -1): void {
+    this.sockets.inc(delta);
+  }
+
+  statement(s: StatementSample): void {
+    const kind = statementKind(s.sql);
+    const db = this.settings.perDatabase ? { database: s.dbId } : {};
+    this.statements.inc({ kind, ...db });
+    this.statementSeconds.observe({ kind }, s.ms / 1000);
+    if (s.rowsRead > 0) this.rowsRead.inc(db, s.rowsRead);
+    if (s.rowsWritten > 0) this.rowsWritten.inc(db, s.rowsWritten);
+  }
+
+  replicationLag(location: string, ms: number): void {
+    this.lagSeconds.observe({ location }, ms / 1000);
+  }
+
+  /**
+   * A gauge read at every scrape. `read` returns the values to show, one per label set
+   * (`[[{}, n]]` for an unlabelled gauge); what it no longer returns disappears.
+   */
+  gauge(
+    name: string,
+    help: string,
+    labelNames: readonly string[],
+    read: () => Iterable<readonly [Record<string, string>, number]>,
+  ): void {
+    new Gauge({
+      name,
+      help,
+      labelNames,
+      registers: [this.registry],
+      collect() {
+        this.reset();
+        for (const [labels, value] of read()) this.set(labels, value);
+      },
+    });
+  }
+
+  /** Feeds `shoal_backup_delay_seconds` from a backup shipper's status, read at every scrape. */
+  addBackupSource(source: BackupDelaySource): void {
+    // Made with the first source: without a backup, the gauge would read 0, "nothing is waiting".
+    if (this.backupSources.length === 0) this.backupGauge();
+    this.backupSources.push(source);
+  }
+
+  /** The text a scraper reads, with its content type. */
+  async scrape(): Promise<{ contentType: string; body: string }> {
+    const merged = Registry.merge([processMetrics(), this.registry]);
+    return { contentType: this.registry.contentType, body: await merged.metrics() };
+  }
+
+  private backupGauge(): void {
+    const perDatabase = this.settings.perDatabase;
+    this.gauge(
+      "shoal_backup_delay_seconds",
+      perDatabase
+        ? "How long the oldest commit not yet in the backup bucket has waited, by database."
+        : "How long the oldest commit not yet in the backup bucket has waited (the largest of any database).",
+      perDatabase ? ["database"] : [],
+      () => {
+        const out: Array<readonly [Record<string, string>, number]> = [];
+        for (const read of this.backupSources) {
+          const status = read();
+          if (!status) continue;
+          if (!perDatabase) out.push([{}, status.delayMs / 1000]);
+          else for (const d of status.databases ?? []) out.push([{ database: d.id }, d.delayMs / 1000]);
+        }
+        // Several shippers (one per bucket) without database labels: the worst of them.
+        if (!perDatabase && out.length > 1) return [[{}, Math.max(...out.map(([, v]) => v))]];
+        return out;
+      },
+    );
+  }
+}

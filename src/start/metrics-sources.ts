@@ -1,0 +1,73 @@
+import type { InstanceFiles } from "../engine/instance-files.js";
+import type { ConnectionPool } from "../engine/pool.js";
+import type { UsageMeter } from "../hosting/usage-meter.js";
+import type { ShoalMetrics } from "../metrics/metrics.js";
+import type { ReplicationManager } from "../replication/manager.js";
+
+/** What the metrics read of the process's parts. */
+export interface MetricsSources {
+  pool: Pick<ConnectionPool, "stats">;
+  files: Pick<InstanceFiles, "locations" | "idsIn">;
+  meter: Pick<UsageMeter, "onRecord">;
+  replicas: Pick<ReplicationManager, "lag" | "behind">;
+}
+
+/**
+ * Connects the metrics to the parts they describe: statements and rows as the usage meter counts
+ * them, lag samples as replicas take them, and gauges read from the parts at every scrape.
+ */
+export function watchParts(metrics: ShoalMetrics, parts: MetricsSources): void {
+  parts.meter.onRecord((s) => metrics.statement(s));
+  parts.replicas.lag.onSample((ms, location) => {
+    if (location !== undefined) metrics.replicationLag(location, ms);
+  });
+  metrics.gauge(
+    "shoal_engine_connections",
+    "Open connections to hosted database files, by state (idle or in_use).",
+    ["state"],
+    () => {
+      const s = parts.pool.stats();
+      return [
+        [{ state: "idle" }, s.idle],
+        [{ state: "in_use" }, s.inUse],
+      ];
+    },
+  );
+  metrics.gauge(
+    "shoal_engine_open_databases",
+    "Hosted databases (instances) with at least one open connection.",
+    [],
+    () => [[{}, parts.pool.stats().databases]],
+  );
+  metrics.gauge(
+    "shoal_databases_hosted",
+    "Database instances (primaries and replicas) whose files this node keeps, by location.",
+    ["location"],
+    () =>
+      parts.files.locations().map((location) => [{ location }, parts.files.idsIn(location).length] as const),
+  );
+  watchReplicasBehind(metrics, parts.replicas);
+}
+
+/** How long each location's most-behind replica has lacked a commit: 0 when all are caught up. */
+function watchReplicasBehind(metrics: ShoalMetrics, replicas: MetricsSources["replicas"]): void {
+  const perDatabase = metrics.settings.perDatabase;
+  metrics.gauge(
+    "shoal_replication_behind_seconds",
+    "Age of the oldest commit a replica does not have yet, the largest of the location's replicas (by database too with SHOAL_METRICS_PER_DATABASE).",
+    perDatabase ? ["location", "database"] : ["location"],
+    () => {
+      const now = Date.now();
+      const worst = new Map<string, readonly [Record<string, string>, number]>();
+      for (const b of replicas.behind()) {
+        const labels: Record<string, string> = perDatabase
+          ? { location: b.location, database: b.dbId }
+          : { location: b.location };
+        const k = perDatabase ? `${b.location}|${b.dbId}` : b.location;
+        const seconds = b.since === undefined ? 0 : Math.max(0, now - b.since) / 1000;
+        if ((worst.get(k)?.[1] ?? -1) < seconds) worst.set(k, [labels, seconds]);
+      }
+      return worst.values();
+    },
+  );
+}
