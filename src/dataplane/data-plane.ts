@@ -1,6 +1,7 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { Duplex } from "node:stream";
 import { clientAddressResolver } from "./client-address.js";
+import { Forwarder } from "./forward/forwarder.js";
 import { HttpStreams } from "./hrana/http-streams.js";
 import type { LocationServices } from "./hrana/location-stream.js";
 import type { StreamLimits, StreamServices } from "./hrana/stream.js";
@@ -57,20 +58,28 @@ export function createDataPlane(deps: DataPlaneParts, settings: DataPlaneSetting
     },
   };
   const streams = new HttpStreams(settings.streamIdleMs);
-  const clientAddress = clientAddressResolver(settings.trustedProxies);
+  // A request another node forwarded names its client in a signed header (see forward/proof.ts).
+  const clientAddress = deps.clientProof.resolver(clientAddressResolver(settings.trustedProxies));
   const http = new HranaHttp(deps, streams, services, clientAddress);
   const ws = new HranaWebSockets(deps, services, clientAddress);
+  // The one routing decision: served here, or by the node holding the database (forward/).
+  const forward = new Forwarder(deps, clientAddress);
   return {
     handle: (req, res, route) => {
+      // Forwarded requests too: the forwarding node logs and counts them with the holder's status.
       observeRequest(req, res, route, deps);
-      return http.handle(req, res, route);
+      return forward.handle(req, res, route, () => http.handle(req, res, route));
     },
-    upgrade: (req, socket, head, route) => ws.upgrade(req, socket, head, route.locator, route.location),
+    upgrade: (req, socket, head, route) =>
+      forward.upgrade(req, socket, head, route, () =>
+        ws.upgrade(req, socket, head, route.locator, route.location),
+      ),
     openStreams: () => streams.size,
     pullWaiters: () => services.waiters.size,
     close() {
       services.waiters.close();
       ws.closeAll();
+      forward.closeAll();
       streams.closeAll();
     },
   };

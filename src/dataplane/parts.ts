@@ -7,12 +7,14 @@ import type { UploadInstaller } from "../hosting/upload-installer.js";
 import type { UsageMeter } from "../hosting/usage-meter.js";
 import type { Logger } from "../lib/logger.js";
 import type { ShoalMetrics } from "../metrics/metrics.js";
+import type { HolderLookup } from "./forward/forwarder.js";
+import type { ClientProof } from "./forward/proof.js";
 
 /**
  * What the data plane reaches, filled by `src/start/wiring.ts`: deciding access (a token against
  * a database record), the engine's connections and replication logs, replicas, usage counting,
- * schema changes and uploads. Declared apart from `data-plane.ts`, which imports the transports
- * that take it.
+ * schema changes and uploads; and, for databases other nodes hold, where to send their
+ * requests. Declared apart from `data-plane.ts`, which imports the transports that take it.
  */
 export interface DataPlaneParts extends DataAccessPorts {
   pool: ConnectionPool;
@@ -24,4 +26,8 @@ export interface DataPlaneParts extends DataAccessPorts {
   log: Logger;
   version: string;
   metrics: Pick<ShoalMetrics, "dataRequest" | "webSocket">;
+  /** Which node holds each location, for requests this node sends on to another. */
+  holders: HolderLookup;
+  /** Signs and checks the client address of requests one node forwards to another. */
+  clientProof: ClientProof;
 }

@@ -1,3 +1,4 @@
+import { hkdfSync } from "node:crypto";
 import { mkdir, readFile, rename, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { type CryptoKey, exportJWK, generateKeyPair, importJWK, type JWK } from "jose";
@@ -41,4 +42,16 @@ async function fromJwk(jwk: JWK): Promise<SigningKey> {
     publicKey: (await importJWK({ ...pub, alg: "EdDSA" }, "EdDSA")) as CryptoKey,
     publicJwk: pub,
   };
+}
+
+/**
+ * A 32-byte secret derived (HKDF-SHA256) from the private half of the key at `<dir>/<name>.jwk`,
+ * for `label`'s use only. Every node sharing a store has the same signing key (checked at start),
+ * so they all derive the same secret without another file to copy; the key itself stays unread
+ * by anything else, and nothing learns it from the secret.
+ */
+export async function derivedSecret(dir: string, name: string, label: string): Promise<Buffer> {
+  const jwk = JSON.parse(await readFile(path.join(dir, `${name}.jwk`), "utf8")) as JWK;
+  if (!jwk.d) throw new Error(`${name}.jwk holds no private key`);
+  return Buffer.from(hkdfSync("sha256", Buffer.from(jwk.d, "base64url"), "shoal", label, 32));
 }

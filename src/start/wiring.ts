@@ -1,5 +1,7 @@
 import path from "node:path";
 import type { Config } from "../config.js";
+import { ClientProof } from "../dataplane/forward/proof.js";
+import { LocationHolders } from "../domain/cluster/holders.js";
 import { LocalNode } from "../domain/cluster/local-node.js";
 import type { ReadinessProbe } from "../domain/cluster/readiness.js";
 import { DbTokenVerifier } from "../domain/data-access/token-verifier.js";
@@ -16,7 +18,7 @@ import { SchemaPropagation } from "../hosting/schema-propagation.js";
 import { UploadInstaller } from "../hosting/upload-installer.js";
 import { UsageMeter } from "../hosting/usage-meter.js";
 import type { Logger } from "../lib/logger.js";
-import { loadOrCreateSigningKey, type SigningKey } from "../lib/signing-keys.js";
+import { derivedSecret, loadOrCreateSigningKey, type SigningKey } from "../lib/signing-keys.js";
 import { type Clock, systemClock } from "../lib/time.js";
 import { ShoalMetrics } from "../metrics/metrics.js";
 import { ReplicationManager } from "../replication/manager.js";
@@ -55,6 +57,10 @@ export interface Parts {
   replicas: ReplicationManager;
   /** This process among the nodes sharing the store, with the locations it holds. */
   placement: LocalNode;
+  /** Which node holds each location, for data-plane requests sent on to it. */
+  holders: LocationHolders;
+  /** Signs the client address of a data-plane request sent on to another node. */
+  clientProof: ClientProof;
   instances: InstanceLifecycle;
   content: ContentBuilder;
   schema: SchemaPropagation;
@@ -194,6 +200,9 @@ export async function wire(config: Config, store: Store, log: Logger): Promise<W
     tokenVerifier,
     replicas,
     placement,
+    holders: new LocationHolders(store),
+    // Every node shares the database-token key, hence this secret (see dataplane/forward/proof.ts).
+    clientProof: new ClientProof(await derivedSecret(keys, "db-tokens", "data-plane forwarding")),
     ...services,
     readiness,
     metrics,

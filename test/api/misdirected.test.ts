@@ -127,12 +127,65 @@ describe("a call whose files another node keeps", () => {
     expect(await dbNames()).toEqual(["a", "kept"]);
   });
 
-  it("answers a data-plane request for a database kept elsewhere with 421, not with this node's stale file", async () => {
+  it("answers a data-plane request for a database whose holder can't be reached with 503, not with this node's stale file", async () => {
     const r = await pipeline(`${h.url}/db/${user.username}/kept/`, keptJwt, {
       requests: [sql("select 1")],
     });
-    expect(r.status, JSON.stringify(r.body)).toBe(421);
-    expect(JSON.stringify(r.body)).toContain("DATABASE_ELSEWHERE");
+    expect(r.status, JSON.stringify(r.body)).toBe(503);
+    expect(r.body.code).toBe("DATABASE_NODE_UNREACHABLE");
+    expect(r.body.message).toContain(`served by node ghost (${UNREACHABLE})`);
+  });
+
+  it("sends a data-plane request on to the holder with the client's headers, Host included, and relays its answer", async () => {
+    await holderAt(fakeUrl);
+    const url = `${h.url}/db/${user.username}/kept/v2/pipeline?q=1`;
+    const body = JSON.stringify({ requests: [sql("select 1")] });
+    const send = () =>
+      fetch(url, {
+        method: "POST",
+        headers: {
+          authorization: `Bearer ${keptJwt}`,
+          "content-type": "application/json",
+          "x-turso-encryption-key": "a-key-for-the-holder",
+          "x-request-id": "trace-0001",
+          // A client can't pass off an address of its own choosing.
+          "x-shoal-client": "203.0.113.9 ghost 0 forged",
+        },
+        body,
+      });
+    // Which node holds a location is cached for a second: wait for the new holder to show.
+    await expect.poll(async () => (await send()).headers.get("x-from"), { timeout: 5000 }).toBe("fake");
+    seen.length = 0;
+    const r = await send();
+    expect(r.status).toBe(200);
+    expect(r.headers.get("x-shoal-served-by")).toBe("ghost");
+    expect(((await r.json()) as any).database.DbId).toBe("from-the-holder");
+    expect(seen).toHaveLength(1);
+    const got = seen[0]!;
+    expect(got).toMatchObject({ method: "POST", url: `/db/${user.username}/kept/v2/pipeline?q=1`, body });
+    expect(got.headers.host).toBe(new URL(h.url).host);
+    expect(got.headers.authorization).toBe(`Bearer ${keptJwt}`);
+    expect(got.headers["x-turso-encryption-key"]).toBe("a-key-for-the-holder");
+    expect(got.headers["x-request-id"]).toBe("trace-0001");
+    expect(got.headers["x-shoal-forwarded-by"]).toBe("local");
+    expect(got.headers["x-shoal-client"]).toMatch(/^127\.0\.0\.1 local \d+ [A-Za-z0-9_-]{43}$/);
+  });
+
+  it("answers 502, saying a write may have been applied, when the holder fails after receiving a data-plane request", async () => {
+    const dropping = createServer((req) => req.socket.destroy());
+    await new Promise<void>((resolve) => dropping.listen(0, "127.0.0.1", resolve));
+    try {
+      await holderAt(`http://127.0.0.1:${(dropping.address() as AddressInfo).port}`);
+      const ask = () =>
+        pipeline(`${h.url}/db/${user.username}/kept/`, keptJwt, { requests: [sql("select 1")] });
+      await expect.poll(async () => (await ask()).status, { timeout: 5000 }).toBe(502);
+      const r = await ask();
+      expect(r.body.code).toBe("DATABASE_NODE_FAILED");
+      expect(r.body.message).toContain("may or may not have taken effect");
+    } finally {
+      await new Promise<void>((resolve) => dropping.close(() => resolve()));
+      await holderAt(UNREACHABLE);
+    }
   });
 
   it("answers 421 with the holder's address to a request that was already forwarded once", async () => {

@@ -1,0 +1,85 @@
+import type { IncomingHttpHeaders, OutgoingHttpHeaders } from "node:http";
+import { CLIENT_PROOF, FORWARDED_BY } from "./proof.js";
+
+/**
+ * Headers that describe one connection rather than the request (RFC 9110 §7.6.1), `expect`
+ * (this node has already said "continue"), and the forwarding headers a client might have
+ * written itself: none of them go on to the holder.
+ */
+const DROP_REQUEST = new Set([
+  "connection",
+  "keep-alive",
+  "proxy-connection",
+  "te",
+  "trailer",
+  "upgrade",
+  "expect",
+  "http2-settings",
+  "transfer-encoding",
+  CLIENT_PROOF,
+]);
+/** The WebSocket handshake's own headers: the `ws` client writes its own for the second leg. */
+const DROP_HANDSHAKE = [
+  "sec-websocket-key",
+  "sec-websocket-version",
+  "sec-websocket-extensions",
+  "sec-websocket-protocol",
+];
+const DROP_RESPONSE = new Set(["connection", "keep-alive", "transfer-encoding", "proxy-connection"]);
+
+/** Headers the client named in `Connection` are hop-by-hop too. */
+function listedIn(connection: string | undefined): Set<string> {
+  return new Set(
+    (connection ?? "")
+      .split(",")
+      .map((h) => h.trim().toLowerCase())
+      .filter((h) => h !== ""),
+  );
+}
+
+export interface ForwardingMarks {
+  /** This node's id, so the holder never forwards the request again. */
+  self: string;
+  /** The signed client address (`ClientProof.sign`). */
+  proof: string;
+  /** The client's address, appended to `X-Forwarded-For` for the holder's logs and proxies. */
+  peer: string | undefined;
+  requestId: string;
+}
+
+/**
+ * What the holder receives: the client's headers as sent (Host included, since the holder finds
+ * the database by it, Authorization and the encryption key untouched), less the hop-by-hop ones,
+ * plus the forwarding marks.
+ */
+export function requestHeaders(
+  incoming: IncomingHttpHeaders,
+  marks: ForwardingMarks,
+  handshake = false,
+): OutgoingHttpHeaders {
+  const listed = listedIn(incoming.connection);
+  const out: OutgoingHttpHeaders = {};
+  for (const [name, value] of Object.entries(incoming)) {
+    if (value === undefined || DROP_REQUEST.has(name) || listed.has(name)) continue;
+    if (handshake && DROP_HANDSHAKE.includes(name)) continue;
+    out[name] = value;
+  }
+  const before = incoming["x-forwarded-for"];
+  const chain = Array.isArray(before) ? before.join(", ") : before;
+  if (marks.peer !== undefined) out["x-forwarded-for"] = chain ? `${chain}, ${marks.peer}` : marks.peer;
+  out[FORWARDED_BY] = marks.self;
+  out[CLIENT_PROOF] = marks.proof;
+  out["x-request-id"] = marks.requestId;
+  return out;
+}
+
+/** The holder's answer headers, for the client: its own, less the hop-by-hop ones. */
+export function responseHeaders(incoming: IncomingHttpHeaders, servedBy: string): OutgoingHttpHeaders {
+  const listed = listedIn(incoming.connection);
+  const out: OutgoingHttpHeaders = {};
+  for (const [name, value] of Object.entries(incoming)) {
+    if (value !== undefined && !DROP_RESPONSE.has(name) && !listed.has(name)) out[name] = value;
+  }
+  out["x-shoal-served-by"] = servedBy;
+  return out;
+}
