@@ -1,6 +1,7 @@
 import type { IncomingMessage } from "node:http";
 import type { Duplex } from "node:stream";
 import { type WebSocket, WebSocketServer } from "ws";
+import { unlockAccess } from "../domain/data-access/encryption.js";
 import { type DataAccess, openDataAccess } from "../domain/data-access/open.js";
 import type { DatabaseLocator } from "../domain/data-access/ports.js";
 import { AppError, ForbiddenError } from "../errors.js";
@@ -14,6 +15,7 @@ import { openStream } from "./hrana/open-stream.js";
 import { parseBatch, parseStreamRequest, type Stmt, type StreamRequest } from "./hrana/requests.js";
 import { SqlStore, WS_SQL_LIMITS } from "./hrana/sql-store.js";
 import type { SqlStream, StreamServices } from "./hrana/stream.js";
+import { keyHeader } from "./key-header.js";
 import type { DataPlaneParts } from "./parts.js";
 
 const SUBPROTOCOLS = ["hrana3", "hrana2", "hrana1"];
@@ -65,6 +67,7 @@ export class HranaWebSockets {
         { ...this.deps, log: this.deps.log.child({ requestId }) },
         this.services,
         requestId,
+        keyHeader(req),
       );
       this.connections.add(conn);
       ws.once("close", () => {
@@ -105,6 +108,8 @@ class HranaWsConnection {
     private readonly deps: DataPlaneParts,
     private readonly services: StreamServices & LocationServices,
     private readonly requestId: string,
+    /** The upgrade's `x-turso-encryption-key` (Hrana's hello has no field for it). */
+    private readonly keyText: string | undefined,
   ) {
     ws.on("message", (data, isBinary) => {
       try {
@@ -140,9 +145,15 @@ class HranaWsConnection {
     this.request(m.request_id, m.request);
   }
 
+  /** Access for the hello's token, with the upgrade's encryption key (checked on every request). */
+  private async openAccess(): Promise<DataAccess> {
+    const access = await openDataAccess(this.deps, this.locator, this.jwt, "sql", this.peer);
+    return unlockAccess(this.deps.keys, access, this.keyText, "ws");
+  }
+
   private async authenticate(): Promise<DataAccess | undefined> {
     try {
-      const access = await openDataAccess(this.deps, this.locator, this.jwt, "sql", this.peer);
+      const access = await this.openAccess();
       if (access.replicaOf !== undefined) {
         throw new ForbiddenError("a replication token only syncs", "AUTH_REPLICATION_ONLY");
       }
@@ -252,7 +263,7 @@ class HranaWsConnection {
       if (batch.type !== "batch" || !entry.stream) return;
       // Checked again for every request, as for the others: a rotation, a revocation or a
       // changed allowlist applies to a socket that stays open.
-      entry.stream.access = await openDataAccess(this.deps, this.locator, this.jwt, "sql", this.peer);
+      entry.stream.access = await this.openAccess();
       cursor.entries = batchCursorEntries(await entry.stream.batch(batch.batch));
       this.respond(id, { type: "open_cursor" });
     });
@@ -281,7 +292,7 @@ class HranaWsConnection {
       const access = await this.authenticated;
       if (!access || !entry.stream) return;
       try {
-        entry.stream.access = await openDataAccess(this.deps, this.locator, this.jwt, "sql", this.peer);
+        entry.stream.access = await this.openAccess();
         this.respond(id, await dispatch(entry.stream, req));
       } catch (e) {
         if (e instanceof HranaError) this.send({ type: "response_error", request_id: id, error: e.toJSON() });

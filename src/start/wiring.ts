@@ -5,6 +5,7 @@ import type { ReadinessProbe } from "../domain/cluster/readiness.js";
 import { DbTokenVerifier } from "../domain/data-access/token-verifier.js";
 import { LocationCatalogue } from "../domain/groups/location-catalogue.js";
 import { DumpFiles } from "../engine/dump-files.js";
+import { KeyCache } from "../engine/encryption/key-cache.js";
 import { FrameLogs } from "../engine/frame-logs.js";
 import { InstanceFiles } from "../engine/instance-files.js";
 import { ConnectionPool } from "../engine/pool.js";
@@ -42,6 +43,8 @@ export interface Parts {
   files: InstanceFiles;
   /** Open connections to hosted databases. */
   pool: ConnectionPool;
+  /** Verified keys of encrypted databases in use, in memory only (ADR 0016). */
+  keys: KeyCache;
   /** Replication logs of the primaries on this node. */
   frameLogs: FrameLogs;
   /** Uploaded SQL dumps waiting to seed new databases (`<data>/dumps`). */
@@ -80,6 +83,22 @@ function engineParts(config: Config) {
   return { files, frameLogs, pool, dumps: new DumpFiles(path.join(config.dataDir, "dumps")) };
 }
 
+/** Keys of encrypted databases in use; one dropped after its idle time takes the database's keyed connections and replica readers with it. */
+function keyCacheOf(
+  config: Config,
+  files: InstanceFiles,
+  pool: ConnectionPool,
+  replicas: ReplicationManager,
+) {
+  return new KeyCache({
+    idleMs: config.encryptionKeyIdleSeconds * 1000,
+    onForget: (dbId) => {
+      for (const location of files.locations()) pool.retire(files.path(location, dbId));
+      replicas.closeReaders(dbId);
+    },
+  });
+}
+
 /**
  * Builds every part over an open store, each after what it needs: nothing is filled in later.
  * Nothing listens and no timer starts here. The one value known only later, the address replicas
@@ -103,6 +122,7 @@ export async function wire(config: Config, store: Store, log: Logger): Promise<W
     () => sourceUrl,
   );
   frameLogs.onCommit((e) => replicas.onCommit(e));
+  const keyCache = keyCacheOf(config, files, pool, replicas);
   const nodeId = config.nodeId ?? (await loadOrCreateNodeId(config.dataDir));
   const placement = new LocalNode(store, systemClock, log, nodeId);
   const instances = new InstanceLifecycle({ store, files, pool, frameLogs, replicas, directory, log });
@@ -142,6 +162,7 @@ export async function wire(config: Config, store: Store, log: Logger): Promise<W
     catalogue: new LocationCatalogue(config.locations),
     files,
     pool,
+    keys: keyCache,
     frameLogs,
     dumps,
     directory,

@@ -56,6 +56,11 @@ const CreateBody = z.object({
     description:
       "Name of a schema database of the organization: the new database starts with its schema and follows its schema changes. Not with `is_schema` or `seed`.",
   }),
+  // Checked by the domain, so a wrong type gets the same clear 400 as a wrong key.
+  remote_encryption: optional(z.unknown()).openapi({
+    description:
+      "`{encryption_key, encryption_cipher}`: encrypt the database at rest with this key (cipher `aes256cbc`). A branch or point-in-time restore of an encrypted database must bring its source's key. Not with `is_schema` or `schema`.",
+  }),
 });
 
 export const databaseRoutes: Route[] = [
@@ -122,6 +127,7 @@ export const databaseRoutes: Route[] = [
         seed: body.seed,
         isSchema: body.is_schema,
         schema: body.schema,
+        remoteEncryption: body.remote_encryption,
         // On a call another node forwarded, the address the caller used is in X-Forwarded-Host.
         host: (c.req.header(FORWARDED_HEADER) && c.req.header("x-forwarded-host")) || c.req.header("host"),
       });

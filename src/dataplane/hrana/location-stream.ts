@@ -140,7 +140,7 @@ export class LocationStream implements SqlStream {
     }
     let read: Awaited<ReturnType<ReplicaPort["query"]>>;
     try {
-      read = await this.services.replicas.query(db.id, this.location, sql, args);
+      read = await this.services.replicas.query(db.id, this.location, sql, args, this.access.key);
     } catch (e) {
       // The lexer called it a read but SQLite disagrees (a PRAGMA that writes): let the primary run it.
       if ((e as { code?: string }).code === "REPLICA_READ_ONLY")

@@ -245,7 +245,7 @@ export class HranaStream implements SqlStream {
   /** The stream's connection, with the caller's current rights applied at the SQLite level too. */
   private connection(): EngineConnection {
     try {
-      this.conn ??= this.services.pool.checkout(this.access.path);
+      this.conn ??= this.services.pool.checkout(this.access.path, this.access.key);
     } catch (e) {
       // Opening the file failed (damaged, missing): the client hears SQLite's code, not a 500.
       throw toHranaError(e);

@@ -1,3 +1,4 @@
+import type { EncryptionParams } from "../../engine/encryption/keys.js";
 import { UniqueViolationError } from "../../errors.js";
 import { newUuid } from "../../lib/ids.js";
 import { isoTime } from "../../lib/time.js";
@@ -11,6 +12,7 @@ import { checkDatabaseName, parseSizeLimit } from "../core/names.js";
 import { requireGroupInScope } from "../core/roles.js";
 import { groupErrors } from "../groups/errors.js";
 import { requireQuota } from "../plans/quota-tx.js";
+import { planEncryption } from "./encryption-plan.js";
 import { databaseErrors } from "./errors.js";
 import type { BuiltContent, ContentPlan, DatabaseCtx, Seed } from "./ports.js";
 import { dumpIdFromUrl, parseSeed, requireSeedSource } from "./seeds.js";
@@ -31,6 +33,8 @@ export interface CreateDatabaseInput {
   schema?: string;
   /** Host the request was sent to: a dump URL must point to this same server. */
   host?: string;
+  /** The request's `remote_encryption` (`{encryption_key, encryption_cipher}`), checked here. */
+  remoteEncryption?: unknown;
 }
 
 interface Destination {
@@ -74,7 +78,8 @@ export async function createDatabase(
   const create = async () => {
     const built = await deps.content.build(location, id, plan.content, maxBytes);
     try {
-      return await commitCreate(ctx, slug, input, { id, sizeLimit, seed, built });
+      const encryption = plan.content.encryption?.params;
+      return await commitCreate(ctx, slug, input, { id, sizeLimit, seed, built, encryption });
     } catch (e) {
       deps.content.discard(location, id);
       throw e;
@@ -131,9 +136,29 @@ async function planContent(
 ): Promise<ContentPlan> {
   const { deps } = ctx;
   if (seed?.type === "database") {
-    const source = await r.databases.findByName(org.id, seed.source);
-    return { seed, source: requireSeedSource(deps, source, seed.source, ctx.actor.groupId) };
+    const found = await r.databases.findByName(org.id, seed.source);
+    const source = requireSeedSource(deps, found, seed.source, ctx.actor.groupId);
+    const encryption = planEncryption({ ...request(input), source });
+    return { seed, source, ...(encryption ? { encryption } : {}) };
   }
+  const encryption = planEncryption(request(input));
+  if (encryption) return { ...(await planPlain(r, ctx, org, input, seed)), encryption };
+  return planPlain(r, ctx, org, input, seed);
+}
+
+function request(input: CreateDatabaseInput) {
+  return { remoteEncryption: input.remoteEncryption, isSchema: input.isSchema, schema: input.schema };
+}
+
+/** The plan of a create that copies no database. */
+async function planPlain(
+  r: Repos,
+  ctx: DatabaseCtx,
+  org: OrganizationRow,
+  input: CreateDatabaseInput,
+  seed: Seed | undefined,
+): Promise<ContentPlan> {
+  const { deps } = ctx;
   if (seed?.type === "dump") {
     const dumpId = dumpIdFromUrl(seed.url, org.slug, input.host);
     if (deps.dumps.find(dumpId)?.orgId !== org.id) {
@@ -165,7 +190,13 @@ async function commitCreate(
   ctx: DatabaseCtx,
   slug: string,
   input: CreateDatabaseInput,
-  made: { id: string; sizeLimit: string | null; seed: Seed | undefined; built: BuiltContent },
+  made: {
+    id: string;
+    sizeLimit: string | null;
+    seed: Seed | undefined;
+    built: BuiltContent;
+    encryption?: EncryptionParams;
+  },
 ): Promise<Database> {
   const { deps } = ctx;
   const { built } = made;
@@ -205,6 +236,10 @@ async function commitCreate(
       schema_id: built.schemaId ?? null,
       schema_seq: built.schemaSeq ?? 0,
       awaiting_upload: built.awaitingUpload ? 1 : 0,
+      // Never the key: only what tells it apart (ADR 0016).
+      encryption_cipher: made.encryption?.cipher ?? null,
+      encryption_salt: made.encryption?.salt ?? null,
+      encryption_check: made.encryption?.check ?? null,
     };
     try {
       await r.databases.insert(row);
@@ -223,6 +258,7 @@ async function commitCreate(
       ...seeded,
       ...(input.isSchema ? { is_schema: true } : {}),
       ...(input.schema ? { schema: input.schema } : {}),
+      ...(made.encryption ? { encryption_cipher: made.encryption.cipher } : {}),
     });
     const created = await r.databases.findById(made.id);
     return toDatabase(created!, locations, deps.dbDomain);
