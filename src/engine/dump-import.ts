@@ -41,7 +41,7 @@ export function refusalOf(info: StatementInfo): string | undefined {
   if (info.kind === "attach" || info.kind === "detach") return "ATTACH and DETACH are not allowed in a dump";
   if (/^vacuum\b[\s\S]*\binto\b/i.test(info.sql)) return "VACUUM INTO is not allowed in a dump";
   const named = fileLevelUseIn(info.sql);
-  if (named) return `${named.name}${named.reaches === "function" ? "()" : ""} is not allowed in a dump`;
+  if (named) return `${named.name}${named.reaches !== "pages" ? "()" : ""} is not allowed in a dump`;
   const pragma = pragmaOf(info.sql);
   if (pragma && !DUMP_PRAGMAS.has(pragma.name)) return `PRAGMA ${pragma.name} is not allowed in a dump`;
   return undefined;

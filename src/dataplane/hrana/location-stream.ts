@@ -148,7 +148,14 @@ export class LocationStream implements SqlStream {
       throw toHranaError(e, "prepare");
     }
     const rows = read.rows as SqlValue[][];
-    this.services.meter.record({ id: db.id, orgId: db.org_id }, sql, rows.length, 0, read.durationMs);
+    const encrypted = db.encryption_cipher !== null;
+    this.services.meter.record(
+      { id: db.id, orgId: db.org_id, encrypted },
+      sql,
+      rows.length,
+      0,
+      read.durationMs,
+    );
     return withoutServerPaths(statement, {
       columns: read.columns,
       rows: stmt.wantRows ? rows : [],

@@ -219,7 +219,12 @@ export class HranaStream implements SqlStream {
       committed = p.info.kind !== "rollback";
       const db = this.access.database;
       this.services.meter.record(
-        { id: db.id, orgId: db.org_id, location: db.primary_location },
+        {
+          id: db.id,
+          orgId: db.org_id,
+          location: db.primary_location,
+          encrypted: db.encryption_cipher !== null,
+        },
         p.info.sql,
         result.rowsRead,
         result.rowsWritten,

@@ -98,6 +98,9 @@ export async function updateDatabaseConfiguration(
   );
   const updated = await ctx.deps.store.write(async (r) => {
     const { org, db } = await requireDatabase(r, ctx.actor, slug, name, "db:configure");
+    // Attaching reads the file from another database's connection, which doesn't have this one's key.
+    if (changes.allow_attach === 1 && db.encryption_cipher !== null)
+      throw databaseErrors.attachEncrypted(name);
     await r.databases.update(db.id, changes);
     if (changes.delete_protection !== undefined && changes.delete_protection !== db.delete_protection) {
       const code = changes.delete_protection === 1 ? "db-protect" : "db-unprotect";
