@@ -35,6 +35,10 @@ export interface CreateDatabaseInput {
   host?: string;
   /** The request's `remote_encryption` (`{encryption_key, encryption_cipher}`), checked here. */
   remoteEncryption?: unknown;
+  /** The group by id (the v3 TS client's `groupId`): placement, so never ignored. */
+  groupId?: string;
+  /** Asks for the Turso Database engine: refused when true (Shoal runs libSQL). */
+  useTursoDb?: boolean;
 }
 
 interface Destination {
@@ -61,6 +65,7 @@ export async function createDatabase(
   const sizeLimit = input.sizeLimit?.trim().toLowerCase() || null;
   const maxBytes = sizeLimit === null ? 0 : parseSizeLimit(sizeLimit);
   const seed = input.seed === undefined || input.seed === null ? undefined : parseSeed(input.seed);
+  if (input.useTursoDb === true) throw databaseErrors.tursoDbEngine();
   if (input.isSchema && input.schema) {
     throw databaseErrors.schemaAndIsSchema();
   }
@@ -112,7 +117,7 @@ async function place(
 ): Promise<Destination> {
   const { org } = await requireOrgAccess(r, ctx.actor, slug, "db:create");
   checkDatabaseName(input.name, org.slug);
-  const group = await r.groups.findByName(org.id, input.group || "default");
+  const group = await findGroup(r, org.id, input);
   if (!group) throw databaseErrors.groupNotFoundForCreate();
   requireGroupInScope(ctx.actor, group.id, group.name);
   const locations = (await r.groups.locationsOf([group.id])).get(group.id) ?? [];
@@ -124,6 +129,15 @@ async function place(
   }
   await requireFilesHere(r, ctx.deps, locations);
   return { org, group, locations };
+}
+
+/** The group a create names, by `group` (default `default`), by `group_id`, or by both alike. */
+async function findGroup(r: Repos, orgId: string, input: CreateDatabaseInput): Promise<GroupRow | undefined> {
+  if (!input.groupId) return r.groups.findByName(orgId, input.group || "default");
+  const byId = await r.groups.findById(input.groupId);
+  const group = byId?.org_id === orgId ? byId : undefined;
+  if (group && input.group && input.group !== group.name) throw databaseErrors.groupIdMismatch(input.group);
+  return group;
 }
 
 /** Resolves what a seed or a schema refers to, all within the caller's organization and reach. */

@@ -28,6 +28,8 @@ export interface ConfigurationPatch {
   allowedIps?: readonly string[];
   /** AWS PrivateLink endpoints: Shoal has none, so only an empty list is accepted. */
   allowedAwsVpcIds?: readonly string[];
+  /** Refused whenever present: a database is encrypted (or not) from its creation on. */
+  remoteEncryption?: unknown;
 }
 
 type Row = { size_limit: string | null; allowed_ips: string | null } & Record<
@@ -83,6 +85,9 @@ export async function updateDatabaseConfiguration(
   if (size !== undefined && size !== "" && size !== "0") parseSizeLimit(size);
   if (patch.allowedAwsVpcIds && patch.allowedAwsVpcIds.length > 0) {
     throw databaseErrors.noPrivateLink();
+  }
+  if (patch.remoteEncryption !== undefined && patch.remoteEncryption !== null) {
+    throw databaseErrors.encryptionNotOnConfiguration();
   }
   const allowedIps = patch.allowedIps === undefined ? undefined : storedAllowlist(patch.allowedIps);
   const flag = (v: boolean | undefined) => (v === undefined ? undefined : v ? 1 : 0);

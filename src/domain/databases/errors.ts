@@ -12,6 +12,14 @@ import {
  * where Turso has one; clients and tests match on them): change one only on purpose.
  */
 export const databaseErrors = {
+  tursoDbEngine: () =>
+    new InvalidError(
+      "use_tursodb: the Turso Database engine is not available on Shoal, which runs libSQL; send false or leave it out",
+    ),
+  groupIdMismatch: (group: string) =>
+    new InvalidError(
+      `group_id names another group than group ${group}: send one of them, or both for the same group`,
+    ),
   encryptionWithSchema: () =>
     new InvalidError(
       "remote_encryption can't be used with is_schema or schema: a schema database's changes are kept and replayed into the databases following it in plain text",
