@@ -18,7 +18,7 @@ import { openStream } from "./hrana/open-stream.js";
 import { parseBatch, parseStreamRequest, type StreamRequest } from "./hrana/requests.js";
 import { HTTP_SQL_LIMITS, SqlStore } from "./hrana/sql-store.js";
 import type { SqlStream, StreamServices } from "./hrana/stream.js";
-import { keyHeader } from "./key-header.js";
+import { cipherHeader, keyHeader } from "./key-header.js";
 import type { DataPlaneParts } from "./parts.js";
 import { type PullServices, pullUpdates } from "./pull/pull-updates.js";
 import type { DataRoute } from "./routing.js";
@@ -181,7 +181,7 @@ export class HranaHttp {
     if (isUploadRequest(method, path)) {
       const token = bearer(req.headers.authorization);
       const opened = await openDataAccess(this.deps, route.locator, token, "upload", this.clientAddress(req));
-      const a = unlockAccess(this.deps.keys, opened, keyHeader(req));
+      const a = unlockAccess(this.deps.keys, opened, keyHeader(req), "http", cipherHeader(req));
       return uploadsOf(this.deps).handle(req, res, path, a);
     }
     if (method === "GET" && (path === "/v2" || path === "/v3")) {
@@ -224,8 +224,9 @@ export class HranaHttp {
     const token = bearer(req.headers.authorization);
     const peer = this.clientAddress(req);
     const key = keyHeader(req);
+    const named = cipherHeader(req);
     const unlock = (a: DataAccess) =>
-      needKey || key !== undefined ? unlockAccess(this.deps.keys, a, key) : a;
+      needKey || key !== undefined ? unlockAccess(this.deps.keys, a, key, "http", named) : a;
     const cached = openDataAccessCached(this.deps, route.locator, token, peer);
     if (cached) return unlock(cached);
     return openDataAccess(this.deps, route.locator, token, "sql", peer).then(unlock);

@@ -9,3 +9,9 @@ export function keyHeader(req: IncomingMessage): string | undefined {
   const v = req.headers["x-turso-encryption-key"];
   return Array.isArray(v) ? v[0] : v;
 }
+
+/** The `x-turso-encryption-cipher` header (the turso CLI's uploads, @tursodatabase/sync). */
+export function cipherHeader(req: IncomingMessage): string | undefined {
+  const v = req.headers["x-turso-encryption-cipher"];
+  return Array.isArray(v) ? v[0] : v;
+}

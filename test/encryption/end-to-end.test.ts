@@ -4,6 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { fileState } from "../../src/engine/encryption/file-cipher.js";
 import { createGroup, createUser, type TestUser, uniqueName } from "../helpers/factories.js";
 import { instanceFile } from "../helpers/files.js";
+import { openHranaSocket } from "../helpers/hrana-ws.js";
 import { filesHoldingText, filesUnderHoldingText } from "../helpers/plaintext.js";
 import { startTestShoal, type TestShoal } from "../helpers/shoal.js";
 import { createEncrypted, logSink, marker, newKey } from "./helpers.js";
@@ -100,6 +101,25 @@ describe("an encrypted database", () => {
     const ws = createClient({ url: db.url.replace("http:", "ws:"), authToken: db.token });
     await expect(ws.execute("SELECT 1")).rejects.toThrow(/encrypted.*https:\/\//);
     ws.close();
+  });
+
+  it("serves a WebSocket client that sends the key on the upgrade", async () => {
+    const wsUrl = db.url.replace("http:", "ws:").replace(/\/$/, "");
+    const sock = await openHranaSocket(wsUrl, ["hrana3"], { "x-turso-encryption-key": key });
+    sock.hello(db.token);
+    expect((await sock.next((m) => m.type === "hello_ok" || m.type === "hello_error")).type).toBe("hello_ok");
+    expect((await sock.request({ type: "open_stream", stream_id: 1 })).type).toBe("response_ok");
+    const read = await sock.request({
+      type: "execute",
+      stream_id: 1,
+      stmt: { sql: "SELECT v FROM t ORDER BY id LIMIT 1" },
+    });
+    expect(read.response.result.rows[0][0]).toMatchObject({ type: "text", value: secret });
+    sock.ws.close();
+    const wrong = await openHranaSocket(wsUrl, ["hrana3"], { "x-turso-encryption-key": otherKey });
+    wrong.hello(db.token);
+    const refused = await wrong.next((m) => m.type === "hello_ok" || m.type === "hello_error");
+    expect(refused).toMatchObject({ type: "hello_error", error: { code: "ENCRYPTION_KEY_INVALID" } });
   });
 
   it("refuses a key sent to a plain database", async () => {

@@ -118,6 +118,15 @@ describe("the rest of the data plane with the key", () => {
     expect((await get("dump")).status).toBe(401);
     expect((await get("export")).status).toBe(401);
     expect((await get("dump", newKey())).status).toBe(403);
+    const gcm = await fetch(`${db.url}dump`, {
+      headers: {
+        authorization: `Bearer ${db.token}`,
+        "x-turso-encryption-key": key,
+        "x-turso-encryption-cipher": "aes256gcm",
+      },
+    });
+    expect(gcm.status).toBe(400);
+    expect(await gcm.text()).toMatch(/not the cipher of database .*aes256cbc/);
     const dump = await get("dump", key);
     expect(dump.status).toBe(200);
     expect(await dump.text()).toContain(secret);

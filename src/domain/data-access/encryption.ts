@@ -23,6 +23,7 @@ export function unlockAccess(
   access: DataAccess,
   keyText: string | undefined,
   transport: KeyTransport = "http",
+  cipherText?: string,
 ): DataAccess {
   const db = access.database;
   const params = encryptionOf(db);
@@ -33,6 +34,10 @@ export function unlockAccess(
   }
   if (keyText === undefined || keyText === "") {
     throw dataAccessErrors.encryptionKeyRequired(db.name, HOW[transport]);
+  }
+  // The turso CLI's uploads and @tursodatabase/sync name a cipher too: it must be the database's.
+  if (cipherText !== undefined && cipherText !== "" && cipherText !== params.cipher) {
+    throw dataAccessErrors.cipherMismatch(db.name, cipherText.slice(0, 40), params.cipher);
   }
   try {
     access.key = keys.unlock(db.id, params, keyText);

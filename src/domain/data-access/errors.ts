@@ -26,6 +26,11 @@ export const dataAccessErrors = {
       "not-encrypted",
       `database ${name} is not encrypted: send no x-turso-encryption-key header`,
     ),
+  cipherMismatch: (name: string, sent: string, cipher: string) =>
+    new InvalidError(
+      `x-turso-encryption-cipher ${JSON.stringify(sent)} is not the cipher of database ${name}, which is ${cipher}`,
+      "ENCRYPTION_CIPHER_UNSUPPORTED",
+    ),
   encryptedPullUnsupported: (name: string) =>
     new InvalidError(
       `database ${name} is encrypted, and pulls of encrypted databases through the Turso sync protocol (@tursodatabase/sync) are not supported: use @libsql/client over https with remoteEncryptionKey`,
