@@ -7,9 +7,9 @@
  */
 import { createClient as createApiClient } from "@tursodatabase/api";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { newKey } from "../encryption/helpers.js";
 import { createGroup, createUser, type TestUser, uniqueName } from "../helpers/factories.js";
 import { startTestShoal, type TestShoal } from "../helpers/shoal.js";
-import { newKey } from "./helpers.js";
 
 let h: TestShoal;
 let u: TestUser;
