@@ -15,6 +15,7 @@ import type Database from "libsql";
 import { type DatabaseKey, newEncryption } from "../src/engine/encryption/keys.js";
 import { openDatabase } from "../src/engine/encryption/open.js";
 import { PageCipher } from "../src/engine/encryption/page-cipher.js";
+import { encryptionHttpBenchmark } from "./encryption-http.js";
 import { type BenchOptions, fmt, table } from "./harness.js";
 
 interface Pair {
@@ -128,5 +129,6 @@ export async function encryptionBenchmark(opts: BenchOptions): Promise<Record<st
   );
   console.log(table(["operation", "plain ops/s", "encrypted ops/s", "ratio", "CPU ratio"], printed));
   console.log(`\nPage cipher in JavaScript (exports, uploads): ${fmt(mbPerSec, 0)} MB/s on one core`);
-  return { encryption: results, pageCipherMBps: mbPerSec };
+  const overHttp = await encryptionHttpBenchmark(opts);
+  return { encryption: results, pageCipherMBps: mbPerSec, encryptionOverHttp: overHttp };
 }

@@ -40,6 +40,8 @@ export interface Config {
   transactionTimeoutMs: number;
   /** An HTTP stream (baton) unused for this many milliseconds is closed. */
   streamIdleTimeoutMs: number;
+  /** How long an encrypted database's verified key stays in memory after its last use; 0: none kept. */
+  encryptionKeyIdleSeconds: number;
   /** How long finished replication generations are kept for replicas catching up, in hours. */
   historyRetentionHours: number;
   /** PostgreSQL URL of the control-plane store; unset: the embedded store in the data folder. */
@@ -153,6 +155,7 @@ const EnvSchema = z.object({
   SHOAL_DURABILITY: z.enum(["relaxed", "strong"]).default("relaxed"),
   SHOAL_TRANSACTION_TIMEOUT_MS: wholeNumber(100, 3_600_000).default(5000),
   SHOAL_STREAM_IDLE_TIMEOUT_MS: wholeNumber(100, 3_600_000).default(10_000),
+  SHOAL_ENCRYPTION_KEY_IDLE_SECONDS: wholeNumber(0, 86_400).default(60),
   SHOAL_HISTORY_RETENTION_HOURS: decimalNumber(0, 24 * 365).default(24),
   SHOAL_RATE_LIMIT: wholeNumber(0, 1_000_000_000).default(0),
   SHOAL_RATE_LIMIT_WINDOW_SECONDS: wholeNumber(1, 86_400).default(60),
@@ -227,6 +230,7 @@ export function loadConfig(env: NodeJS.ProcessEnv, version: string): Config {
     durability: e.SHOAL_DURABILITY,
     transactionTimeoutMs: e.SHOAL_TRANSACTION_TIMEOUT_MS,
     streamIdleTimeoutMs: e.SHOAL_STREAM_IDLE_TIMEOUT_MS,
+    encryptionKeyIdleSeconds: e.SHOAL_ENCRYPTION_KEY_IDLE_SECONDS,
     historyRetentionHours: e.SHOAL_HISTORY_RETENTION_HOURS,
     metadataUrl: e.SHOAL_METADATA_URL,
     rateLimit: e.SHOAL_RATE_LIMIT,

@@ -39,6 +39,8 @@ export interface Database {
   block_reads: boolean;
   block_writes: boolean;
   is_schema: boolean;
+  /** Only on a database encrypted at rest with its owner's key. */
+  encryption_cipher?: string;
   schema: string;
   parent: { id: string; name: string | null; branched_at: string } | null;
 }

@@ -8,6 +8,7 @@ import {
   requestFingerprint,
 } from "../domain/accounts/idempotency.js";
 import { parseLenientJson } from "../lib/json-body.js";
+import { withoutEncryptionKeys } from "../lib/redact-keys.js";
 import { resolveCtx } from "./auth.js";
 import { bodyText, MAX_API_BODY_BYTES, refuseDeclaredTooLarge } from "./body.js";
 import type { ApiCtx, AppEnv } from "./env.js";
@@ -115,7 +116,8 @@ async function runIdempotent(
   run: () => Promise<unknown>,
 ): Promise<Response> {
   const { deps, actor } = ctx;
-  const fingerprint = requestFingerprint(c.req.method, c.req.path, await bodyText(c));
+  // The fingerprint is kept for a day: never of a customer's encryption key (remote_encryption).
+  const fingerprint = requestFingerprint(c.req.method, c.req.path, keylessBody(await bodyText(c)));
   const start = await beginIdempotent(deps, actor.userId, key, fingerprint);
   if (start.replay) {
     c.header("Idempotent-Replayed", "true");
@@ -130,6 +132,15 @@ async function runIdempotent(
   }
   await completeIdempotent(deps, actor.userId, key, 200, JSON.stringify(result));
   return c.json(result as object, 200);
+}
+
+/** A JSON body's text without its encryption keys (any other text as it is). */
+function keylessBody(text: string): string {
+  try {
+    return JSON.stringify(withoutEncryptionKeys(JSON.parse(text)));
+  } catch {
+    return text;
+  }
 }
 
 const toHono = (path: string) => path.replace(/\{([^}]+)\}/g, ":$1");

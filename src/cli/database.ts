@@ -15,6 +15,8 @@ export interface DatabaseInfo {
   is_schema: boolean;
   schema: string;
   archived: boolean;
+  /** Only on a database encrypted at rest with its owner's key. */
+  encryption_cipher?: string;
 }
 
 /** A database's address on the data plane and a token for it. */

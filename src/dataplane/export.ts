@@ -1,9 +1,12 @@
 import { randomBytes } from "node:crypto";
-import { closeSync, createReadStream, fstatSync, openSync, rmSync } from "node:fs";
+import { closeSync, createReadStream, fstatSync, openSync, rmSync, statSync } from "node:fs";
 import type { ServerResponse } from "node:http";
+import { Readable } from "node:stream";
 import { pipeline } from "node:stream/promises";
 import type { DataAccess } from "../domain/data-access/open.js";
 import { dumpDatabase } from "../engine/dump-export.js";
+import { decryptFile } from "../engine/encryption/file-cipher.js";
+import { type PageCipher, pageCipherFor } from "../engine/encryption/page-cipher.js";
 import type { ConnectionPool } from "../engine/pool.js";
 import { exportInto } from "../engine/snapshot.js";
 import { ForbiddenError } from "../errors.js";
@@ -44,7 +47,7 @@ export async function serveDump(
   pool: ConnectionPool,
 ): Promise<void> {
   mayRead(access);
-  const conn = pool.checkout(access.path);
+  const conn = pool.checkout(access.path, access.key);
   const lines = dumpDatabase(conn);
   try {
     // The first line comes after the snapshot is taken: a failure there is still a clean error.
@@ -80,12 +83,14 @@ export async function serveExport(
 ): Promise<void> {
   mayRead(access);
   const temp = `${access.path}.export-${randomBytes(6).toString("hex")}`;
-  const conn = pool.checkout(access.path);
+  const conn = pool.checkout(access.path, access.key);
   try {
     exportInto(conn, temp);
   } finally {
     pool.checkin(conn);
   }
+  // From an encrypted database the copy is encrypted too; its key holder gets the plain file.
+  if (access.key) return serveDecrypted(res, access, temp, pageCipherFor(access.key));
   let fd: number;
   try {
     fd = openSync(temp, "r");
@@ -105,4 +110,33 @@ export async function serveExport(
     "content-disposition": `attachment; filename="${access.database.name}.db"`,
   });
   await pipeline(createReadStream("", { fd }), res);
+}
+
+/** Streams the plain pages of an encrypted copy; the copy is unlinked once open. */
+async function serveDecrypted(
+  res: ServerResponse,
+  access: DataAccess,
+  temp: string,
+  cipher: PageCipher,
+): Promise<void> {
+  let pages: AsyncGenerator<Buffer>;
+  let first: IteratorResult<Buffer>;
+  let size: number;
+  try {
+    size = statSync(temp).size;
+    pages = decryptFile(temp, cipher);
+    first = await pages.next();
+  } finally {
+    rmSync(temp, { force: true });
+  }
+  res.writeHead(200, {
+    "content-type": "application/vnd.sqlite3",
+    "content-length": size,
+    "content-disposition": `attachment; filename="${access.database.name}.db"`,
+  });
+  async function* all() {
+    if (!first.done) yield first.value;
+    yield* pages;
+  }
+  await pipeline(Readable.from(all()), res);
 }

@@ -1,4 +1,5 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
+import { unlockAccess } from "../domain/data-access/encryption.js";
 import { type DataAccess, openDataAccess, openDataAccessCached } from "../domain/data-access/open.js";
 import { damagedMessage, isDamaged, primaryCode } from "../engine/sqlite-errors.js";
 import { AppError, ForbiddenError, UnauthenticatedError } from "../errors.js";
@@ -17,6 +18,7 @@ import { openStream } from "./hrana/open-stream.js";
 import { parseBatch, parseStreamRequest, type StreamRequest } from "./hrana/requests.js";
 import { HTTP_SQL_LIMITS, SqlStore } from "./hrana/sql-store.js";
 import type { SqlStream, StreamServices } from "./hrana/stream.js";
+import { cipherHeader, keyHeader } from "./key-header.js";
 import type { DataPlaneParts } from "./parts.js";
 import { type PullServices, pullUpdates } from "./pull/pull-updates.js";
 import { noteStatements } from "./request-log.js";
@@ -179,7 +181,8 @@ export class HranaHttp {
       return pullUpdates(req, res, await this.access(req, route), this.services);
     if (isUploadRequest(method, path)) {
       const token = bearer(req.headers.authorization);
-      const a = await openDataAccess(this.deps, route.locator, token, "upload", this.clientAddress(req));
+      const opened = await openDataAccess(this.deps, route.locator, token, "upload", this.clientAddress(req));
+      const a = unlockAccess(this.deps.keys, opened, keyHeader(req), "http", cipherHeader(req));
       return uploadsOf(this.deps).handle(req, res, path, a);
     }
     if (method === "GET" && (path === "/v2" || path === "/v3")) {
@@ -190,7 +193,8 @@ export class HranaHttp {
       if (path === "/dump") return serveDump(res, await this.access(req, route), this.services.pool);
       if (path === "/export") return serveExport(res, await this.access(req, route), this.services.pool);
       // Sync protocol v2, for embedded replicas (the `libsql` package opened with a syncUrl).
-      if (path === "/info") return syncInfo(res, await this.syncAccess(req, route), this.services);
+      // libSQL's client reads a refusal at /info as "legacy protocol": the key is checked from /export on.
+      if (path === "/info") return syncInfo(res, await this.syncAccess(req, route, false), this.services);
       const exp = /^\/export\/(\d+)$/.exec(path);
       if (exp) return syncExport(res, await this.syncAccess(req, route), Number(exp[1]), this.services);
       const frames = /^\/sync\/(\d+)\/(\d+)\/(\d+)$/.exec(path);
@@ -216,13 +220,17 @@ export class HranaHttp {
     sendError(res, 404, "NOT_FOUND", `no such data-plane route: ${method} ${path}`);
   }
 
-  private access(req: IncomingMessage, route: DataRoute): DataAccess | Promise<DataAccess> {
+  /** Access for a request, with the encryption key its header brings (required for an encrypted database). */
+  private access(req: IncomingMessage, route: DataRoute, needKey = true): DataAccess | Promise<DataAccess> {
     const token = bearer(req.headers.authorization);
     const peer = this.clientAddress(req);
-    return (
-      openDataAccessCached(this.deps, route.locator, token, peer) ??
-      openDataAccess(this.deps, route.locator, token, "sql", peer)
-    );
+    const key = keyHeader(req);
+    const named = cipherHeader(req);
+    const unlock = (a: DataAccess) =>
+      needKey || key !== undefined ? unlockAccess(this.deps.keys, a, key, "http", named) : a;
+    const cached = openDataAccessCached(this.deps, route.locator, token, peer);
+    if (cached) return unlock(cached);
+    return openDataAccess(this.deps, route.locator, token, "sql", peer).then(unlock);
   }
 
   /**
@@ -230,9 +238,9 @@ export class HranaHttp {
    * than 2xx or 401 as "this server speaks the legacy protocol" and fails later and obscurely, so
    * a token that doesn't open this database is a 401 here (its code still says why).
    */
-  private async syncAccess(req: IncomingMessage, route: DataRoute): Promise<DataAccess> {
+  private async syncAccess(req: IncomingMessage, route: DataRoute, needKey = true): Promise<DataAccess> {
     try {
-      return await this.access(req, route);
+      return await this.access(req, route, needKey);
     } catch (e) {
       if (e instanceof AppError && e.kind === "forbidden") throw new UnauthenticatedError(e.message, e.code);
       throw e;

@@ -1,5 +1,6 @@
 import type { ReplicaPort } from "../domain/core/ports.js";
 import type { DataAccessPorts } from "../domain/data-access/ports.js";
+import type { KeyCache } from "../engine/encryption/key-cache.js";
 import type { FrameLogs } from "../engine/frame-logs.js";
 import type { ConnectionPool } from "../engine/pool.js";
 import type { SchemaPropagation } from "../hosting/schema-propagation.js";
@@ -18,6 +19,8 @@ import type { ClientProof } from "./forward/proof.js";
  */
 export interface DataPlaneParts extends DataAccessPorts {
   pool: ConnectionPool;
+  /** Keys of encrypted databases in use, in memory only (ADR 0016). */
+  keys: KeyCache;
   frameLogs: FrameLogs;
   replicas: ReplicaPort;
   meter: UsageMeter;

@@ -1,6 +1,9 @@
 import { createReadStream } from "node:fs";
 import type { ServerResponse } from "node:http";
+import { Readable } from "node:stream";
 import type { DataAccess } from "../domain/data-access/open.js";
+import { decryptFile } from "../engine/encryption/file-cipher.js";
+import { pageCipherFor } from "../engine/encryption/page-cipher.js";
 import type { FrameLogs } from "../engine/frame-logs.js";
 import type { ConnectionPool } from "../engine/pool.js";
 import { FRAME_BYTES } from "../engine/wal.js";
@@ -38,7 +41,11 @@ export async function syncExport(
   generation: number,
   s: SyncServices,
 ): Promise<void> {
-  const conn = s.pool.checkout(access.path);
+  // An encrypted database's replica copies the stored bytes without the key: hold the file
+  // without a connection (opening one needs the key).
+  const encrypted = access.database.encryption_cipher !== null;
+  const conn = encrypted ? undefined : s.pool.checkout(access.path);
+  const release = encrypted ? s.pool.hold(access.path) : undefined;
   try {
     await s.frameLogs.whileExporting(access.path, async () => {
       const current = s.frameLogs.get(access.path).generation;
@@ -47,16 +54,23 @@ export async function syncExport(
         json(res, 400, { generation: current });
         return;
       }
+      // An app's embedded replica gets the plain pages (its key holder asked, as on Turso).
+      const source = access.key
+        ? Readable.from(decryptFile(access.path, pageCipherFor(access.key)))
+        : createReadStream(access.path);
       await new Promise<void>((resolve, reject) => {
         res.writeHead(200, { "content-type": "application/octet-stream" });
-        const file = createReadStream(access.path);
-        file.on("error", reject);
+        source.on("error", (e: Error) => {
+          res.destroy();
+          reject(e);
+        });
         res.on("close", () => resolve());
-        file.pipe(res);
+        source.pipe(res);
       });
     });
   } finally {
-    s.pool.checkin(conn);
+    if (conn) s.pool.checkin(conn);
+    release?.();
   }
 }
 
@@ -81,6 +95,12 @@ export function syncFrames(
     if (index !== undefined) s.observe(access.database.id, access.replicaOf, index);
   }
   const read = log.read(g, start, Math.min(end, start + MAX_FRAMES));
+  if (read.kind === "frames" && access.key && access.replicaOf === undefined) {
+    // Page images decrypted for the key holder's replica; frame headers (checksums) as stored.
+    const data = Buffer.from(read.data);
+    pageCipherFor(access.key).decryptFrames(data, FRAME_BYTES - 24);
+    read.data = data;
+  }
   if (read.kind === "frames") {
     res.writeHead(200, { "content-type": "application/octet-stream", "content-length": read.data.length });
     res.end(read.data);

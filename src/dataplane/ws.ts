@@ -1,6 +1,7 @@
 import type { IncomingMessage } from "node:http";
 import type { Duplex } from "node:stream";
 import { type WebSocket, WebSocketServer } from "ws";
+import { unlockAccess } from "../domain/data-access/encryption.js";
 import { type DataAccess, openDataAccess } from "../domain/data-access/open.js";
 import type { DatabaseLocator } from "../domain/data-access/ports.js";
 import { AppError, ForbiddenError } from "../errors.js";
@@ -14,6 +15,7 @@ import { openStream } from "./hrana/open-stream.js";
 import { parseBatch, parseStreamRequest, type Stmt, type StreamRequest } from "./hrana/requests.js";
 import { SqlStore, WS_SQL_LIMITS } from "./hrana/sql-store.js";
 import type { SqlStream, StreamServices } from "./hrana/stream.js";
+import { keyHeader } from "./key-header.js";
 import type { DataPlaneParts } from "./parts.js";
 import { observeSocket, observeWsRequest } from "./request-log.js";
 
@@ -67,6 +69,7 @@ export class HranaWebSockets {
         { ...this.deps, log },
         this.services,
         requestId,
+        keyHeader(req),
       );
       this.connections.add(conn);
       observeSocket({ ...this.deps, log }, req, ws);
@@ -108,6 +111,8 @@ class HranaWsConnection {
     private readonly deps: DataPlaneParts,
     private readonly services: StreamServices & LocationServices,
     private readonly requestId: string,
+    /** The upgrade's `x-turso-encryption-key` (Hrana's hello has no field for it). */
+    private readonly keyText: string | undefined,
   ) {
     ws.on("message", (data, isBinary) => {
       try {
@@ -143,9 +148,15 @@ class HranaWsConnection {
     this.request(m.request_id, m.request);
   }
 
+  /** Access for the hello's token, with the upgrade's encryption key (checked on every request). */
+  private async openAccess(): Promise<DataAccess> {
+    const access = await openDataAccess(this.deps, this.locator, this.jwt, "sql", this.peer);
+    return unlockAccess(this.deps.keys, access, this.keyText, "ws");
+  }
+
   private async authenticate(): Promise<DataAccess | undefined> {
     try {
-      const access = await openDataAccess(this.deps, this.locator, this.jwt, "sql", this.peer);
+      const access = await this.openAccess();
       if (access.replicaOf !== undefined) {
         throw new ForbiddenError("a replication token only syncs", "AUTH_REPLICATION_ONLY");
       }
@@ -256,7 +267,7 @@ class HranaWsConnection {
       const started = performance.now();
       // Checked again for every request, as for the others: a rotation, a revocation or a
       // changed allowlist applies to a socket that stays open.
-      entry.stream.access = await openDataAccess(this.deps, this.locator, this.jwt, "sql", this.peer);
+      entry.stream.access = await this.openAccess();
       cursor.entries = batchCursorEntries(await entry.stream.batch(batch.batch));
       this.respond(id, { type: "open_cursor" });
       observeWsRequest(this.deps, batch, started, "ok");
@@ -288,7 +299,7 @@ class HranaWsConnection {
       const started = performance.now();
       let outcome: "ok" | "error" = "error";
       try {
-        entry.stream.access = await openDataAccess(this.deps, this.locator, this.jwt, "sql", this.peer);
+        entry.stream.access = await this.openAccess();
         this.respond(id, await dispatch(entry.stream, req));
         outcome = "ok";
       } catch (e) {

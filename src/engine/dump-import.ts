@@ -1,6 +1,8 @@
 import { mkdirSync } from "node:fs";
 import path from "node:path";
 import Database from "libsql";
+import type { DatabaseKey } from "./encryption/keys.js";
+import { keyOptions } from "./encryption/open.js";
 import { finishDatabaseFile, removeDatabaseFile } from "./snapshot.js";
 import { fileLevelUseIn } from "./sql-guard.js";
 import { type StatementInfo, splitStatements } from "./sql-lexer.js";
@@ -39,7 +41,7 @@ export function refusalOf(info: StatementInfo): string | undefined {
   if (info.kind === "attach" || info.kind === "detach") return "ATTACH and DETACH are not allowed in a dump";
   if (/^vacuum\b[\s\S]*\binto\b/i.test(info.sql)) return "VACUUM INTO is not allowed in a dump";
   const named = fileLevelUseIn(info.sql);
-  if (named) return `${named.name}${named.reaches === "function" ? "()" : ""} is not allowed in a dump`;
+  if (named) return `${named.name}${named.reaches !== "pages" ? "()" : ""} is not allowed in a dump`;
   const pragma = pragmaOf(info.sql);
   if (pragma && !DUMP_PRAGMAS.has(pragma.name)) return `PRAGMA ${pragma.name} is not allowed in a dump`;
   return undefined;
@@ -52,11 +54,16 @@ export function refusalOf(info: StatementInfo): string | undefined {
  * statement. `maxPages` caps the database's size (0: no cap), so a dump larger than the new
  * database's size limit fails instead of creating an oversized database.
  */
-export function importDump(text: string, dest: string, maxPages: number): { statements: number } {
+export function importDump(
+  text: string,
+  dest: string,
+  maxPages: number,
+  key?: DatabaseKey,
+): { statements: number } {
   mkdirSync(path.dirname(dest), { recursive: true });
   removeDatabaseFile(dest);
   const statements = splitStatements(text);
-  const db = new Database(dest);
+  const db = new Database(dest, keyOptions(key));
   try {
     db.exec("PRAGMA page_size = 4096");
     // The file is private until its database is committed; a crash leaves an orphan to sweep.
@@ -85,7 +92,7 @@ export function importDump(text: string, dest: string, maxPages: number): { stat
   }
   db.close();
   try {
-    finishDatabaseFile(dest);
+    finishDatabaseFile(dest, key);
   } catch (e) {
     removeDatabaseFile(dest);
     throw new DumpError(e instanceof Error ? e.message : String(e));

@@ -1,15 +1,32 @@
 import { mkdirSync, readdirSync, rmSync, statSync } from "node:fs";
 import path from "node:path";
 import Database from "libsql";
+import type { DatabaseKey } from "./encryption/keys.js";
+import { keyOptions } from "./encryption/open.js";
 
 /**
  * Files kept beside a database file: SQLite's, the frame log's folder, and the metadata libSQL's
- * embedded-replica client keeps for a replica.
+ * embedded-replica client keeps for a replica, and what a keyless follower keeps (an encrypted
+ * database's replica: its position and frames in transit).
  */
-const COMPANIONS = ["", "-wal", "-shm", "-journal", "-info", "-client_wal_index", ".log", ".upload"];
+const COMPANIONS = [
+  "",
+  "-wal",
+  "-shm",
+  "-journal",
+  "-info",
+  "-client_wal_index",
+  ".log",
+  ".upload",
+  ".follow",
+  ".follow.tmp",
+  ".pending",
+  ".bootstrap",
+];
 const ID = /^[0-9a-f-]{36}$/;
 /** A database file or one of its companions, named by the database id. */
-const INSTANCE_FILE = /^([0-9a-f-]{36})\.db(?:-wal|-shm|-journal|-info|-client_wal_index|\.log|\.upload)?$/;
+const INSTANCE_FILE =
+  /^([0-9a-f-]{36})\.db(?:-wal|-shm|-journal|-info|-client_wal_index|\.log|\.upload|\.follow|\.follow\.tmp|\.pending|\.bootstrap)?$/;
 
 /**
  * The database files of every instance on this node: `<root>/<location>/<databaseId>.db`.
@@ -61,10 +78,10 @@ export class InstanceFiles {
   }
 
   /** Creates an empty libSQL database in WAL mode with 4 KiB pages (the page size replicas expect). */
-  create(location: string, dbId: string): void {
+  create(location: string, dbId: string, key?: DatabaseKey): void {
     const file = this.path(location, dbId);
     mkdirSync(path.dirname(file), { recursive: true });
-    const db = new Database(file);
+    const db = new Database(file, keyOptions(key));
     try {
       db.exec("PRAGMA page_size = 4096");
       db.exec("PRAGMA journal_mode = WAL");

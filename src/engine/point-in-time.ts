@@ -1,4 +1,5 @@
 import { closeSync, copyFileSync, openSync, rmSync } from "node:fs";
+import type { DatabaseKey } from "./encryption/keys.js";
 import type { FrameLog } from "./frame-log.js";
 import { basePath, chainIntact, cutToSize, readBase, replayFrames } from "./history.js";
 import { finishDatabaseFile } from "./snapshot.js";
@@ -37,7 +38,7 @@ export function restoreAsOf(
   log: FrameLog,
   at: number,
   dest: string,
-  opts: { createdAt: number; now: number },
+  opts: { createdAt: number; now: number; key?: DatabaseKey },
 ): RestoreOutcome {
   if (at > opts.now) return { kind: "future", now: opts.now };
   const start = startOf(log, opts);
@@ -61,7 +62,8 @@ export function restoreAsOf(
         closeSync(fd);
       }
     }
-    finishDatabaseFile(dest);
+    // Frames and images are the stored (encrypted) pages: only the final check needs the key.
+    finishDatabaseFile(dest, opts.key);
   } catch (e) {
     for (const suffix of ["", "-wal", "-shm"]) rmSync(dest + suffix, { force: true });
     throw e;

@@ -103,6 +103,29 @@ export class ConnectionPool {
     this.evictBeyondLimit();
   }
 
+  /**
+   * Counts as a connection in use without opening one, until the returned function is called: the
+   * database's last connection can't close (and checkpoint) meanwhile. For reading an encrypted
+   * database's raw file without its key (a replica's copy).
+   */
+  hold(path: string): () => void {
+    let entry = this.entries.get(path);
+    if (!entry) {
+      entry = { idle: [], inUse: 0, retired: false };
+      this.entries.set(path, entry);
+    }
+    entry.inUse++;
+    let released = false;
+    return () => {
+      if (released) return;
+      released = true;
+      const e = this.entries.get(path);
+      if (!e) return;
+      e.inUse--;
+      if (e.inUse === 0 && e.idle.length === 0) this.entries.delete(path);
+    };
+  }
+
   /** Connections to a database that are checked out now (a file can't be swapped under them). */
   inUse(path: string): number {
     return this.entries.get(path)?.inUse ?? 0;

@@ -1,6 +1,8 @@
 import { rmSync, statSync } from "node:fs";
 import Database from "libsql";
 import type { EngineConnection } from "./connection.js";
+import type { DatabaseKey } from "./encryption/keys.js";
+import { keyOptions } from "./encryption/open.js";
 import { closeWhenUnreferenced } from "./handle-release.js";
 
 /** SQLite refused a file as a database, or found it damaged. */
@@ -18,11 +20,12 @@ export function sqlString(text: string): string {
  * writing files (query_only also forbids `VACUUM INTO`), so its settings are reset: the next
  * stream that takes it applies its own.
  */
-export function snapshotInto(conn: EngineConnection, dest: string): void {
+export function snapshotInto(conn: EngineConnection, dest: string, key?: DatabaseKey): void {
   conn.configure({ queryOnly: false, maxPageCount: 0 });
   try {
+    // From a keyed connection the copy is encrypted with the same key (the engine's VACUUM INTO).
     conn.exec(`VACUUM INTO ${sqlString(dest)}`);
-    finishDatabaseFile(dest);
+    finishDatabaseFile(dest, key);
   } catch (e) {
     removeDatabaseFile(dest);
     throw e;
@@ -46,10 +49,11 @@ export function exportInto(conn: EngineConnection, dest: string): void {
 
 /**
  * Makes a freshly built file a hosted database: checked by SQLite (`quick_check`) and in WAL mode,
- * as every instance is. Throws DatabaseFileError when SQLite finds it damaged.
+ * as every instance is; `key` for an encrypted one. Throws DatabaseFileError when SQLite finds it
+ * damaged.
  */
-export function finishDatabaseFile(file: string): void {
-  let db: Database.Database | undefined = new Database(file, { fileMustExist: true });
+export function finishDatabaseFile(file: string, key?: DatabaseKey): void {
+  let db: Database.Database | undefined = new Database(file, { fileMustExist: true, ...keyOptions(key) });
   try {
     const verdict = db.prepare("PRAGMA quick_check").raw(true).all() as string[][];
     const problems = verdict.map((row) => String(row[0])).filter((v) => v !== "ok");

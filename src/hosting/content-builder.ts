@@ -4,13 +4,22 @@ import type { BuiltContent, ContentPlan, DatabaseContent, SeedFacts } from "../d
 import type { EngineConnection } from "../engine/connection.js";
 import type { DumpFiles } from "../engine/dump-files.js";
 import { DumpError, importDump } from "../engine/dump-import.js";
+import { encryptFile } from "../engine/encryption/file-cipher.js";
+import type { DatabaseKey } from "../engine/encryption/keys.js";
+import { pageCipherFor } from "../engine/encryption/page-cipher.js";
 import type { FrameLogs } from "../engine/frame-logs.js";
 import { flushClosing } from "../engine/handle-release.js";
 import type { InstanceFiles } from "../engine/instance-files.js";
 import { restoreAsOf } from "../engine/point-in-time.js";
 import type { ConnectionPool } from "../engine/pool.js";
 import { createWithSchema, readSchema } from "../engine/schema-copy.js";
-import { DatabaseFileError, fileBytes, finishDatabaseFile, snapshotInto } from "../engine/snapshot.js";
+import {
+  DatabaseFileError,
+  fileBytes,
+  finishDatabaseFile,
+  removeDatabaseFile,
+  snapshotInto,
+} from "../engine/snapshot.js";
 import { damagedMessage, isDamaged } from "../engine/sqlite-errors.js";
 import type { Clock } from "../lib/time.js";
 import type { DatabaseWithPlacement } from "../store/databases.js";
@@ -48,14 +57,15 @@ function copyDatabase(
   source: DatabaseWithPlacement,
   dest: string,
   at: number | undefined,
+  key: DatabaseKey | undefined,
 ): SeedFacts {
   const file = deps.files.path(source.primary_location, source.id);
   const now = deps.clock().getTime();
   if (at === undefined) {
     try {
-      const conn = deps.pool.checkout(file);
+      const conn = deps.pool.checkout(file, key);
       try {
-        snapshotInto(conn, dest);
+        snapshotInto(conn, dest, key);
       } finally {
         deps.pool.checkin(conn);
       }
@@ -71,7 +81,7 @@ function copyDatabase(
   // rebuild the past (that is how such a database is recovered).
   let conn: EngineConnection | undefined;
   try {
-    conn = deps.pool.checkout(file);
+    conn = deps.pool.checkout(file, key);
   } catch (e) {
     if (!isDamaged(e)) throw e;
   }
@@ -80,6 +90,7 @@ function copyDatabase(
     outcome = restoreAsOf(deps.frameLogs.get(file), at, dest, {
       createdAt: Date.parse(source.created_at),
       now,
+      ...(key ? { key } : {}),
     });
   } catch (e) {
     if (e instanceof DatabaseFileError) throw hostingErrors.restoredDamaged(e.message);
@@ -100,8 +111,38 @@ function copyDatabase(
   return { parentId: source.id, branchedAt: new Date(at).toISOString() };
 }
 
+/**
+ * A copy of a plain database, encrypted: the plain copy is built beside `dest` (the source is
+ * plain on the same disk already), its pages encrypted into `dest`, and the plain copy removed.
+ */
+async function copyEncrypted(
+  deps: ContentBuilderPorts,
+  source: DatabaseWithPlacement,
+  dest: string,
+  at: number | undefined,
+  key: DatabaseKey,
+): Promise<SeedFacts> {
+  const plain = `${dest}.plain`;
+  try {
+    const facts = copyDatabase(deps, source, plain, at, undefined);
+    // The copy's connection must be closed (its WAL folded in) before its pages are read.
+    await flushClosing();
+    await encryptFile(plain, dest, pageCipherFor(key));
+    finishDatabaseFile(dest, key);
+    return facts;
+  } finally {
+    removeDatabaseFile(plain);
+  }
+}
+
 /** Loads an uploaded dump into `dest`; a dump that fails leaves no file. */
-function loadDump(deps: ContentBuilderPorts, dumpId: string, dest: string, maxBytes: number): void {
+function loadDump(
+  deps: ContentBuilderPorts,
+  dumpId: string,
+  dest: string,
+  maxBytes: number,
+  key: DatabaseKey | undefined,
+): void {
   let text: string;
   try {
     text = deps.dumps.text(dumpId);
@@ -113,7 +154,7 @@ function loadDump(deps: ContentBuilderPorts, dumpId: string, dest: string, maxBy
     throw e;
   }
   try {
-    importDump(text, dest, maxBytes > 0 ? Math.floor(maxBytes / 4096) : 0);
+    importDump(text, dest, maxBytes > 0 ? Math.floor(maxBytes / 4096) : 0, key);
   } catch (e) {
     if (e instanceof DumpError) throw hostingErrors.dumpFailed(e.message);
     throw e;
@@ -175,10 +216,13 @@ async function build(
     finishDatabaseFile(dest);
     return { schemaId: parent.id, schemaSeq };
   }
+  const key = plan.encryption?.key;
   if (seed?.type === "database") {
     const source = plan.source!;
     try {
-      return copyDatabase(deps, source, dest, seed.at);
+      if (plan.encryption?.fromPlain)
+        return await copyEncrypted(deps, source, dest, seed.at, plan.encryption.key);
+      return copyDatabase(deps, source, dest, seed.at, key);
     } catch (e) {
       // Deleted between the checks and the copy: as if it had never been there.
       if (!deps.files.exists(source.primary_location, source.id)) {
@@ -188,9 +232,9 @@ async function build(
     }
   }
   if (seed?.type === "dump") {
-    loadDump(deps, plan.dumpId!, dest, maxBytes);
+    loadDump(deps, plan.dumpId!, dest, maxBytes, key);
     return {};
   }
-  deps.files.create(location, id);
+  deps.files.create(location, id, key);
   return seed?.type === "database_upload" ? { awaitingUpload: true } : {};
 }

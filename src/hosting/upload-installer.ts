@@ -3,6 +3,9 @@ import type { DataPlaneCache, Instances, ReplicaPort, StoreAccess } from "../dom
 import { dataAccessErrors } from "../domain/data-access/errors.js";
 import { type UploadTarget, uploadTempPath } from "../domain/data-access/upload-target.js";
 import type { PendingUploads } from "../domain/databases/ports.js";
+import { encryptFile } from "../engine/encryption/file-cipher.js";
+import type { DatabaseKey } from "../engine/encryption/keys.js";
+import { pageCipherFor } from "../engine/encryption/page-cipher.js";
 import type { FrameLogs } from "../engine/frame-logs.js";
 import { flushClosing } from "../engine/handle-release.js";
 import type { InstanceFiles } from "../engine/instance-files.js";
@@ -61,6 +64,7 @@ export class UploadInstaller implements PendingUploads {
 
 async function installUpload(deps: UploadInstallerPorts, target: UploadTarget, file: string): Promise<void> {
   checkFile(file, target.maxBytes);
+  if (target.key) await encryptUpload(file, target.key);
   const started = await deps.store.write((r) => r.databases.setAwaitingUpload(target.id, 2, [1, 2]));
   deps.directory.invalidate();
   if (!started) {
@@ -108,6 +112,25 @@ function checkFile(file: string, maxBytes: number): void {
     if (e instanceof Error && "code" in e && String(e.code).startsWith("SQLITE_"))
       throw hostingErrors.notSqlite(e.message);
     throw e;
+  }
+}
+
+/**
+ * Encrypts a checked plain upload with its database's key, page by page, and checks the result
+ * opens with the key. The plain file is removed (it was assembled beside the primary).
+ */
+async function encryptUpload(file: string, key: DatabaseKey): Promise<void> {
+  await flushClosing();
+  for (const suffix of ["-wal", "-shm"]) rmSync(file + suffix, { force: true });
+  const sealed = `${file}.sealed`;
+  try {
+    await encryptFile(file, sealed, pageCipherFor(key));
+    finishDatabaseFile(sealed, key);
+    await flushClosing();
+    for (const suffix of ["-wal", "-shm"]) rmSync(sealed + suffix, { force: true });
+    renameSync(sealed, file);
+  } finally {
+    for (const suffix of ["", "-wal", "-shm"]) rmSync(sealed + suffix, { force: true });
   }
 }
 

@@ -3,6 +3,8 @@ import type { Logger } from "../lib/logger.js";
 import type { Clock } from "../lib/time.js";
 import type { QueryStatsDelta, UsageDelta } from "../store/usage.js";
 
+/** What query statistics show for every statement of an encrypted database. */
+export const ENCRYPTED_QUERY_LABEL = "(statement text not kept: the database is encrypted)";
 /** Longest query text kept in statistics; longer texts are cut (with a marker). */
 const MAX_QUERY_TEXT = 2000;
 /** Distinct queries kept between flushes, so a client sending unique texts can't grow memory without bound. */
@@ -43,15 +45,20 @@ export class UsageMeter implements UsageFlush {
     private readonly storageOf?: (location: string, dbId: string) => number,
   ) {}
 
-  /** `db.location`: the primary the statement ran on, given when it may have written. */
+  /**
+   * `db.location`: the primary the statement ran on, given when it may have written. For an
+   * `encrypted` database the statement text (literals and all) is not kept: its statements are
+   * counted under one label, so the control plane holds none of the data the key protects.
+   */
   record(
-    db: { id: string; orgId: string; location?: string },
-    sql: string,
+    db: { id: string; orgId: string; location?: string; encrypted?: boolean },
+    statement: string,
     rowsRead: number,
     rowsWritten: number,
     ms: number,
   ): void {
-    for (const fn of this.statementListeners) fn({ dbId: db.id, sql, rowsRead, rowsWritten, ms });
+    // Listeners (metrics) take only the statement's kind from its text, never the text itself.
+    for (const fn of this.statementListeners) fn({ dbId: db.id, sql: statement, rowsRead, rowsWritten, ms });
     const day = this.clock().toISOString().slice(0, 10);
     const key = `${db.id}|${day}`;
     let u = this.usage.get(key);
@@ -63,6 +70,7 @@ export class UsageMeter implements UsageFlush {
     u.rowsWritten += rowsWritten;
     u.queries += 1;
     if (rowsWritten > 0 && db.location) this.written.set(key, db.location);
+    const sql = db.encrypted ? ENCRYPTED_QUERY_LABEL : statement;
 
     let perDb = this.queries.get(db.id);
     if (!perDb) {

@@ -57,7 +57,7 @@ const COMPANIONS = ["-wal", "-shm", ".follow", ".pending", ".bootstrap", ".follo
  * start, since its frames are fetched again from the saved position.
  */
 export class KeylessFollower {
-  private readonly path: string;
+  readonly path: string;
   private readonly batch: number;
   private pos: FollowPosition | undefined;
   private pendingFrames = 0;

@@ -1,11 +1,13 @@
 import type { ReplicaPort } from "../domain/core/ports.js";
 import { mintReplicationToken } from "../domain/data-access/db-tokens.js";
 import type { DatabaseLookup } from "../domain/data-access/ports.js";
+import type { DatabaseKey } from "../engine/encryption/keys.js";
 import type { CommitEvent, FrameLogs } from "../engine/frame-logs.js";
 import type { InstanceFiles } from "../engine/instance-files.js";
 import type { Logger } from "../lib/logger.js";
 import type { SigningKey } from "../lib/signing-keys.js";
 import type { Clock } from "../lib/time.js";
+import { EncryptedReplicas } from "./encrypted-replicas.js";
 import { LagStats } from "./lag.js";
 import { LocationWorker, type ReplicaRows, type ReplicaSpec } from "./location-worker-client.js";
 
@@ -46,6 +48,8 @@ export class ReplicationManager implements ReplicaPort {
   /** Locations whose replicas are paused: they report down and don't pull until resumed. */
   private readonly paused = new Set<string>();
   readonly lag = new LagStats();
+  /** Replicas of encrypted databases: followed without the key, on this thread. */
+  private readonly encrypted = new EncryptedReplicas();
 
   constructor(
     private readonly deps: ReplicationParts,
@@ -53,14 +57,35 @@ export class ReplicationManager implements ReplicaPort {
     private readonly sourceUrl: () => string,
   ) {}
 
-  /** Replica reads: a read statement on the replica of `dbId` in `location`. */
-  query(dbId: string, location: string, sql: string, args: unknown): Promise<ReplicaRows> {
-    return this.worker(location).query(key(dbId, location), sql, args);
+  /** Replica reads: a read statement on the replica of `dbId` in `location` (`dbKey` if encrypted). */
+  query(
+    dbId: string,
+    location: string,
+    sql: string,
+    args: unknown,
+    dbKey?: DatabaseKey,
+  ): Promise<ReplicaRows> {
+    const k = key(dbId, location);
+    if (this.encrypted.has(k)) {
+      try {
+        return Promise.resolve(this.encrypted.query(k, sql, args, dbKey));
+      } catch (e) {
+        return Promise.reject(e);
+      }
+    }
+    return this.worker(location).query(k, sql, args);
   }
 
   async ensure(dbId: string, location: string): Promise<void> {
-    await this.worker(location).open(key(dbId, location), await this.spec(dbId, location));
+    const { spec, encrypted } = await this.spec(dbId, location);
+    if (encrypted) await this.encrypted.ensure(key(dbId, location), spec);
+    else await this.worker(location).open(key(dbId, location), spec);
     this.place(dbId, location);
+  }
+
+  /** Closes the replica readers opened with a database's key (the key left memory). */
+  closeReaders(dbId: string): void {
+    this.encrypted.closeReaders(dbId);
   }
 
   /**
@@ -68,7 +93,9 @@ export class ReplicationManager implements ReplicaPort {
    * contacting the primary: the worker opens it on first use. `catchUp` then has it pull.
    */
   async adopt(dbId: string, location: string): Promise<void> {
-    await this.worker(location).register(key(dbId, location), await this.spec(dbId, location));
+    const { spec, encrypted } = await this.spec(dbId, location);
+    if (encrypted) this.encrypted.adopt(key(dbId, location), spec);
+    else await this.worker(location).register(key(dbId, location), spec);
     this.place(dbId, location);
   }
 
@@ -80,7 +107,8 @@ export class ReplicationManager implements ReplicaPort {
   async drop(dbId: string, location: string): Promise<void> {
     this.placements.get(dbId)?.delete(location);
     this.observed.delete(key(dbId, location));
-    await this.worker(location).drop(key(dbId, location), this.deps.files.path(location, dbId));
+    if (this.encrypted.has(key(dbId, location))) await this.encrypted.drop(key(dbId, location));
+    else await this.worker(location).drop(key(dbId, location), this.deps.files.path(location, dbId));
   }
 
   /**
@@ -92,7 +120,8 @@ export class ReplicationManager implements ReplicaPort {
     const w = this.workers.get(location);
     if (w && !w.up) return "down";
     for (const [dbId, locations] of this.placements) {
-      if (locations.has(location) && !w?.knows(key(dbId, location))) return "down";
+      const k = key(dbId, location);
+      if (locations.has(location) && !w?.knows(k) && !this.encrypted.has(k)) return "down";
     }
     return "up";
   }
@@ -193,12 +222,21 @@ export class ReplicationManager implements ReplicaPort {
 
   async close(): Promise<void> {
     await Promise.all([...this.workers.values()].map((w) => w.stop()));
+    this.encrypted.close();
     for (const list of this.waiters.values()) for (const w of list) clearTimeout(w.timer);
     this.waiters.clear();
   }
 
   private pull(dbId: string, location: string): void {
     if (this.paused.has(location)) return;
+    const k = key(dbId, location);
+    if (this.encrypted.has(k)) {
+      // A keyless follower recovers from a lost generation by itself (a fresh copy).
+      this.encrypted
+        .pull(k)
+        .catch((e: unknown) => this.deps.log.warn({ err: e, dbId, location }, "replica could not sync"));
+      return;
+    }
     this.worker(location)
       .sync(key(dbId, location))
       .catch((e: unknown) => {
@@ -219,12 +257,15 @@ export class ReplicationManager implements ReplicaPort {
       .catch((e: unknown) => this.deps.log.error({ err: e, dbId, location }, "could not rebuild a replica"));
   }
 
-  private async spec(dbId: string, location: string): Promise<ReplicaSpec> {
-    return {
+  /** Where a replica lives and follows from; `encrypted` replicas are kept by keyless followers. */
+  private async spec(dbId: string, location: string): Promise<{ spec: ReplicaSpec; encrypted: boolean }> {
+    const db = await this.deps.directory.find({ id: dbId });
+    const spec = {
       path: this.deps.files.path(location, dbId),
       syncUrl: `${this.sourceUrl()}/replication/${dbId}`,
       token: await mintReplicationToken(this.deps, dbId, location),
     };
+    return { spec, encrypted: (db?.encryption_cipher ?? null) !== null };
   }
 
   private place(dbId: string, location: string): void {

@@ -40,6 +40,7 @@ Settings (README.md, "Settings", says what each does):
   SHOAL_DURABILITY                   relaxed
   SHOAL_TRANSACTION_TIMEOUT_MS       5000
   SHOAL_STREAM_IDLE_TIMEOUT_MS       10000
+  SHOAL_ENCRYPTION_KEY_IDLE_SECONDS  60 (0: keep no key between requests)
   SHOAL_HISTORY_RETENTION_HOURS      24
   SHOAL_METADATA_URL                 unset (the embedded store in the data folder)
   SHOAL_RATE_LIMIT                   0 (off)

@@ -173,6 +173,8 @@ async function shutdown(
   await parts.backups?.stop();
   await parts.replicas.close();
   await parts.pool.closeAll();
+  // No key outlives the process's service (its connections are closed already).
+  parts.keys.close();
   await parts.placement.leave();
   await parts.store.close();
 }

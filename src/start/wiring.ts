@@ -7,6 +7,7 @@ import type { ReadinessProbe } from "../domain/cluster/readiness.js";
 import { DbTokenVerifier } from "../domain/data-access/token-verifier.js";
 import { LocationCatalogue } from "../domain/groups/location-catalogue.js";
 import { DumpFiles } from "../engine/dump-files.js";
+import { KeyCache } from "../engine/encryption/key-cache.js";
 import { FrameLogs } from "../engine/frame-logs.js";
 import { InstanceFiles } from "../engine/instance-files.js";
 import { ConnectionPool } from "../engine/pool.js";
@@ -47,6 +48,8 @@ export interface Parts {
   files: InstanceFiles;
   /** Open connections to hosted databases. */
   pool: ConnectionPool;
+  /** Verified keys of encrypted databases in use, in memory only (ADR 0016). */
+  keys: KeyCache;
   /** Replication logs of the primaries on this node. */
   frameLogs: FrameLogs;
   /** Uploaded SQL dumps waiting to seed new databases (`<data>/dumps`). */
@@ -101,17 +104,17 @@ function hostingServices(ports: {
   frameLogs: FrameLogs;
   dumps: DumpFiles;
   directory: DatabaseDirectory;
-  instances: InstanceLifecycle;
   replicas: ReplicationManager;
   clock: Clock;
   log: Logger;
 }) {
-  const { store, files, pool, frameLogs, dumps, clock, log } = ports;
+  const { store, files, pool, frameLogs, dumps, directory, replicas, clock, log } = ports;
+  const instances = new InstanceLifecycle({ store, files, pool, frameLogs, replicas, directory, log });
   return {
-    instances: ports.instances,
+    instances,
     content: new ContentBuilder({ files, pool, frameLogs, dumps, clock }),
     schema: new SchemaPropagation({ store, files, pool, frameLogs, clock, log }),
-    uploads: new UploadInstaller(ports),
+    uploads: new UploadInstaller({ ...ports, instances }),
   };
 }
 
@@ -126,6 +129,22 @@ function backupService(
   // Read at every scrape; without SHOAL_BACKUP_URL there is no gauge at all (0 would say "caught up").
   metrics.addBackupSource(() => backups.status());
   return backups;
+}
+
+/** Keys of encrypted databases in use; one dropped after its idle time takes the database's keyed connections and replica readers with it. */
+function keyCacheOf(
+  config: Config,
+  files: InstanceFiles,
+  pool: ConnectionPool,
+  replicas: ReplicationManager,
+) {
+  return new KeyCache({
+    idleMs: config.encryptionKeyIdleSeconds * 1000,
+    onForget: (dbId) => {
+      for (const location of files.locations()) pool.retire(files.path(location, dbId));
+      replicas.closeReaders(dbId);
+    },
+  });
 }
 
 /**
@@ -151,21 +170,11 @@ export async function wire(config: Config, store: Store, log: Logger): Promise<W
     () => sourceUrl,
   );
   frameLogs.onCommit((e) => replicas.onCommit(e));
+  const keyCache = keyCacheOf(config, files, pool, replicas);
   const nodeId = config.nodeId ?? (await loadOrCreateNodeId(config.dataDir));
   const placement = new LocalNode(store, systemClock, log, nodeId);
-  const instances = new InstanceLifecycle({ store, files, pool, frameLogs, replicas, directory, log });
-  const services = hostingServices({
-    store,
-    files,
-    pool,
-    frameLogs,
-    dumps,
-    directory,
-    instances,
-    replicas,
-    clock,
-    log,
-  });
+  const services = hostingServices({ store, files, pool, frameLogs, dumps, directory, replicas, clock, log });
+  const { instances } = services;
   const metrics = new ShoalMetrics({ perDatabase: config.metricsPerDatabase ?? false });
   watchParts(metrics, { pool, files, meter, replicas });
   const readiness = [
@@ -193,6 +202,7 @@ export async function wire(config: Config, store: Store, log: Logger): Promise<W
     catalogue: new LocationCatalogue(config.locations),
     files,
     pool,
+    keys: keyCache,
     frameLogs,
     dumps,
     directory,

@@ -94,6 +94,10 @@ export interface DatabasesTable {
   schema_seq: Generated<number>;
   /** JSON array of the addresses and CIDR blocks the data plane serves; null = every address. */
   allowed_ips: Generated<string | null>;
+  /** Encryption at rest (ADR 0016): the cipher, the passphrase salt and the key check; never the key. */
+  encryption_cipher: Generated<string | null>;
+  encryption_salt: Generated<string | null>;
+  encryption_check: Generated<string | null>;
 }
 
 export interface UsageDailyTable {

@@ -232,7 +232,7 @@ describe("pull-updates selectors and revisions", () => {
       body: new Uint8Array(0),
     });
     expect(encrypted.status).toBe(400);
-    expect(((await encrypted.json()) as { code: string }).code).toBe("ENCRYPTION_NOT_SUPPORTED");
+    expect(((await encrypted.json()) as { code: string }).code).toBe("DATABASE_NOT_ENCRYPTED");
   });
 
   it("answers the older protocol's frame requests past the end with a status the Turso client reads", async () => {

@@ -1,8 +1,12 @@
 import WebSocket from "ws";
 
 /** A raw Hrana WebSocket: send messages, await replies by request id. */
-export async function openHranaSocket(url: string, protocols: string[] = ["hrana3"]) {
-  const ws = new WebSocket(url, protocols);
+export async function openHranaSocket(
+  url: string,
+  protocols: string[] = ["hrana3"],
+  headers: Record<string, string> = {},
+) {
+  const ws = new WebSocket(url, protocols, { headers });
   const inbox: any[] = [];
   const waiting: Array<() => void> = [];
   ws.on("message", (d) => {

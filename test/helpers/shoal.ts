@@ -39,6 +39,7 @@ export function testConfig(dataDir: string, overrides: Partial<Config> = {}): Co
     durability: "relaxed",
     transactionTimeoutMs: 5000,
     streamIdleTimeoutMs: 10_000,
+    encryptionKeyIdleSeconds: 60,
     historyRetentionHours: 24,
     metadataUrl: undefined,
     rateLimit: 0,
@@ -77,13 +78,13 @@ export async function newPostgresDatabase(): Promise<string> {
  */
 export async function startTestShoal(
   overrides: Partial<Config> = {},
-  start: { consoleDir?: string } = {},
+  start: { consoleDir?: string; logTo?: NodeJS.WritableStream } = {},
 ): Promise<TestShoal> {
   const dataDir = overrides.dataDir ?? (await mkdtemp(path.join(tmpdir(), "shoal-test-")));
   const metadataUrl =
     overrides.metadataUrl ?? (TEST_STORE === "postgres" ? await newPostgresDatabase() : undefined);
   const config = testConfig(dataDir, { ...overrides, metadataUrl });
-  const log = createLogger(config.logLevel);
+  const log = createLogger(config.logLevel, start.logTo);
   const opts = { log, announce: () => {}, consoleDir: start.consoleDir };
   let shoal = await startShoal(config, opts);
   await shoal.reconciled;

@@ -90,6 +90,7 @@ function notes(d: Database): string {
   const n: string[] = [];
   if (d.parent) n.push(`branch of ${d.parent.name ?? "a deleted database"}`);
   if (d.is_schema) n.push("schema database");
+  if (d.encryption_cipher) n.push(`encrypted (${d.encryption_cipher}; requests need its key)`);
   if (d.schema) n.push(`follows ${d.schema}`);
   if (d.block_reads) n.push("reads blocked");
   if (d.block_writes) n.push("writes blocked");

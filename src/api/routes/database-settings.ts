@@ -95,6 +95,10 @@ export const databaseSettingsRoutes: Route[] = [
       allowed_aws_vpc_ids: optional(z.array(z.string())).openapi({
         description: "Only `[]` is accepted: Shoal has no AWS PrivateLink endpoints.",
       }),
+      remote_encryption: optional(z.unknown()).openapi({
+        description:
+          "Refused (400): encryption is chosen when a database is created; there is no encrypting or rekeying in place.",
+      }),
     }),
     response: ConfigurationWire,
     errors: { 400: "An invalid size_limit or a field of the wrong type.", ...DATABASE_NOT_FOUND },
@@ -108,6 +112,7 @@ export const databaseSettingsRoutes: Route[] = [
           deleteProtection: body.delete_protection,
           allowedIps: body.allowed_ips,
           allowedAwsVpcIds: body.allowed_aws_vpc_ids,
+          remoteEncryption: body.remote_encryption,
         }),
       ),
   }),

@@ -57,6 +57,26 @@ const CreateBody = z.object({
     description:
       "Name of a schema database of the organization: the new database starts with its schema and follows its schema changes. Not with `is_schema` or `seed`.",
   }),
+  group_id: optional(z.string()).openapi({
+    description:
+      "The group's id (`uuid` in group answers), as `@tursodatabase/api` sends `groupId`; instead of `group`, or with it for the same group.",
+  }),
+  image: optional(z.string()).openapi({
+    description:
+      "Accepted and ignored: Shoal runs the one libSQL it bundles (Turso's `latest`/`canary` images don't apply).",
+  }),
+  extensions: optional(z.unknown()).openapi({
+    description: "Accepted and ignored: every extension Shoal ships is always available.",
+  }),
+  use_tursodb: optional(z.boolean()).openapi({
+    description:
+      "Only `false` is accepted: Shoal runs libSQL, not the Turso Database engine (400 for `true`).",
+  }),
+  // Checked by the domain, so a wrong type gets the same clear 400 as a wrong key.
+  remote_encryption: optional(z.unknown()).openapi({
+    description:
+      "`{encryption_key, encryption_cipher}`: encrypt the database at rest with this key (cipher `aes256cbc`). A branch or point-in-time restore of an encrypted database must bring its source's key. Not with `is_schema` or `schema`.",
+  }),
 });
 
 export const databaseRoutes: Route[] = [
@@ -123,6 +143,9 @@ export const databaseRoutes: Route[] = [
         seed: body.seed,
         isSchema: body.is_schema,
         schema: body.schema,
+        remoteEncryption: body.remote_encryption,
+        groupId: body.group_id,
+        useTursoDb: body.use_tursodb,
         // On a call another node forwarded, the address the caller used is in X-Forwarded-Host.
         host: (c.req.header(FORWARDED_HEADER) && c.req.header("x-forwarded-host")) || c.req.header("host"),
       });

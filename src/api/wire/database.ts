@@ -44,6 +44,11 @@ export const DatabaseWire = z
       })
       .nullable()
       .openapi({ description: "For a branch, the database it was made from; null otherwise." }),
+    encryption_cipher: z.string().optional().openapi({
+      description:
+        "Only on a database encrypted at rest with its owner's key (`remote_encryption` on create): the cipher, `aes256cbc`. The turso CLI shows it as `Encryption:`.",
+      example: "aes256cbc",
+    }),
   })
   .openapi("Database");
 
@@ -74,6 +79,7 @@ export function databaseWire(d: Database, version: string, origin: string): z.in
     archived: d.archived,
     sleeping: d.archived,
     parent: d.parent && { id: d.parent.id, name: d.parent.name, branched_at: d.parent.branchedAt },
+    ...(d.encryptionCipher ? { encryption_cipher: d.encryptionCipher } : {}),
   };
 }
 

@@ -134,6 +134,7 @@ function dbShowCommand(db: Command, io: Io): void {
                 [d.block_reads && "reads", d.block_writes && "writes"].filter(Boolean).join(", ") || "no",
               ],
               ["schema", d.is_schema ? "is a schema database" : d.schema || "none"],
+              ["encryption", d.encryption_cipher ? `${d.encryption_cipher} (requests need its key)` : "none"],
             ],
           ),
         );

@@ -147,6 +147,13 @@ export async function attachStatement(
   access: DataAccess,
   resolveAttach: (name: string) => Promise<AttachTarget | undefined>,
 ): Promise<string> {
+  // The attached file would be read by this connection without its key, or this one's pages
+  // reached by a statement of the caller's choosing across both: neither is offered.
+  if (access.database.encryption_cipher !== null)
+    throw new HranaError(
+      "FORBIDDEN",
+      `Authorization forbidden: ATTACH is not available on database ${access.database.name}, which is encrypted`,
+    );
   const target = await resolveAttach(name);
   if (!target) throw new HranaError("SQLITE_UNKNOWN", `SQLite error: no such database: ${name}`);
   if (!target.allowAttach)

@@ -140,7 +140,7 @@ export class LocationStream implements SqlStream {
     }
     let read: Awaited<ReturnType<ReplicaPort["query"]>>;
     try {
-      read = await this.services.replicas.query(db.id, this.location, sql, args);
+      read = await this.services.replicas.query(db.id, this.location, sql, args, this.access.key);
     } catch (e) {
       // The lexer called it a read but SQLite disagrees (a PRAGMA that writes): let the primary run it.
       if ((e as { code?: string }).code === "REPLICA_READ_ONLY")
@@ -148,7 +148,14 @@ export class LocationStream implements SqlStream {
       throw toHranaError(e, "prepare");
     }
     const rows = read.rows as SqlValue[][];
-    this.services.meter.record({ id: db.id, orgId: db.org_id }, sql, rows.length, 0, read.durationMs);
+    const encrypted = db.encryption_cipher !== null;
+    this.services.meter.record(
+      { id: db.id, orgId: db.org_id, encrypted },
+      sql,
+      rows.length,
+      0,
+      read.durationMs,
+    );
     return withoutServerPaths(statement, {
       columns: read.columns,
       rows: stmt.wantRows ? rows : [],

@@ -219,7 +219,12 @@ export class HranaStream implements SqlStream {
       committed = p.info.kind !== "rollback";
       const db = this.access.database;
       this.services.meter.record(
-        { id: db.id, orgId: db.org_id, location: db.primary_location },
+        {
+          id: db.id,
+          orgId: db.org_id,
+          location: db.primary_location,
+          encrypted: db.encryption_cipher !== null,
+        },
         p.info.sql,
         result.rowsRead,
         result.rowsWritten,
@@ -245,7 +250,7 @@ export class HranaStream implements SqlStream {
   /** The stream's connection, with the caller's current rights applied at the SQLite level too. */
   private connection(): EngineConnection {
     try {
-      this.conn ??= this.services.pool.checkout(this.access.path);
+      this.conn ??= this.services.pool.checkout(this.access.path, this.access.key);
     } catch (e) {
       // Opening the file failed (damaged, missing): the client hears SQLite's code, not a 500.
       throw toHranaError(e);

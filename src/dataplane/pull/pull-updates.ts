@@ -1,4 +1,5 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
+import { dataAccessErrors } from "../../domain/data-access/errors.js";
 import type { DataAccess } from "../../domain/data-access/open.js";
 import type { FrameLogs } from "../../engine/frame-logs.js";
 import { PageDiff, type SyncPoint, SyncPointGone } from "../../engine/page-diff.js";
@@ -43,12 +44,9 @@ export async function pullUpdates(
   s: PullServices,
 ): Promise<void> {
   const r = parsePullRequest(await readBytes(req));
-  if (req.headers["x-turso-encryption-key"] !== undefined)
-    throw new ProtocolError(
-      "Shoal stores databases unencrypted: connect without remoteEncryption",
-      "ENCRYPTION_NOT_SUPPORTED",
-    );
   const db = access.database;
+  // Pages would have to be served decrypted in Turso's reserved-bytes layout: not supported.
+  if (db.encryption_cipher !== null) throw dataAccessErrors.encryptedPullUnsupported(db.name);
   if (db.block_reads === 1 || db.org_blocked_reads === 1)
     throw new ForbiddenError("Operation was blocked: reads are blocked on this database", "BLOCKED");
   // A revision of another database (or none) means the client's copy tells us nothing: send it all.

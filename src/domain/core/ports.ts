@@ -1,3 +1,4 @@
+import type { DatabaseKey } from "../../engine/encryption/keys.js";
 import type { InstanceFiles } from "../../engine/instance-files.js";
 import type { Logger } from "../../lib/logger.js";
 import type { Clock } from "../../lib/time.js";
@@ -94,5 +95,6 @@ export interface ReplicaPort extends ReplicaStatus {
   /** Resolves true once the replica has everything up to replication index `index`. */
   waitFor(dbId: string, location: string, index: number, timeoutMs: number): Promise<boolean>;
   /** Runs a read statement on the replica. */
-  query(dbId: string, location: string, sql: string, args: unknown): Promise<ReplicaRows>;
+  /** `key`: the request's, for an encrypted database's replica. */
+  query(dbId: string, location: string, sql: string, args: unknown, key?: DatabaseKey): Promise<ReplicaRows>;
 }

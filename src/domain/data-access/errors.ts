@@ -1,3 +1,4 @@
+import { EncryptionKeyError } from "../../engine/encryption/errors.js";
 import {
   ConflictError,
   ForbiddenError,
@@ -16,6 +17,25 @@ const MINT_DB_TOKEN =
  * where Turso has one; clients and tests match on them): change one only on purpose.
  */
 export const dataAccessErrors = {
+  encryptionKeyRequired: (name: string, how: string) =>
+    new EncryptionKeyError("required", `database ${name} is encrypted: ${how}`),
+  encryptionKeyInvalid: (name: string) =>
+    new EncryptionKeyError("invalid", `the encryption key doesn't open database ${name}`),
+  notEncrypted: (name: string) =>
+    new EncryptionKeyError(
+      "not-encrypted",
+      `database ${name} is not encrypted: send no x-turso-encryption-key header`,
+    ),
+  cipherMismatch: (name: string, sent: string, cipher: string) =>
+    new InvalidError(
+      `x-turso-encryption-cipher ${JSON.stringify(sent)} is not the cipher of database ${name}, which is ${cipher}`,
+      "ENCRYPTION_CIPHER_UNSUPPORTED",
+    ),
+  encryptedPullUnsupported: (name: string) =>
+    new InvalidError(
+      `database ${name} is encrypted, and pulls of encrypted databases through the Turso sync protocol (@tursodatabase/sync) are not supported: use @libsql/client over https with remoteEncryptionKey`,
+      "ENCRYPTION_NOT_SUPPORTED",
+    ),
   awaitingUpload: (name: string) =>
     new ConflictError(
       `database ${name} has no content yet: it was created for an upload (seed type database_upload), so upload a SQLite file to https://<database hostname>/v1/upload first`,

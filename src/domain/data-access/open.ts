@@ -1,3 +1,4 @@
+import type { DatabaseKey } from "../../engine/encryption/keys.js";
 import { allowlistOf } from "../../lib/ip-allowlist.js";
 import { dataAccessErrors } from "./errors.js";
 import type { DataAccessPorts, DatabaseLocator, DataPlaneDatabase } from "./ports.js";
@@ -16,6 +17,8 @@ export interface DataAccess {
   attachIds: ReadonlySet<string>;
   /** Set for the internal token of a location's replica: that location. Such tokens only sync. */
   replicaOf?: string;
+  /** For an encrypted database: the verified key the request brought (encryption.ts). */
+  key?: DatabaseKey;
 }
 
 /**

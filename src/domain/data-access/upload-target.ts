@@ -1,3 +1,4 @@
+import type { DatabaseKey } from "../../engine/encryption/keys.js";
 import { parseSizeLimit } from "../core/names.js";
 import { dataAccessErrors } from "./errors.js";
 import type { DataAccess } from "./open.js";
@@ -16,6 +17,8 @@ export interface UploadTarget {
   /** Where the upload is written before it is checked and installed. */
   tempPath: string;
   maxBytes: number;
+  /** For an encrypted database: the key the uploaded (plain) file is encrypted with on install. */
+  key?: DatabaseKey;
 }
 
 /** The file an upload of a database is assembled in, beside its primary (one upload at a time). */
@@ -51,5 +54,6 @@ export function uploadTarget(access: DataAccess): UploadTarget {
     path: access.path,
     tempPath: uploadTempPath(access.path),
     maxBytes: Math.min(limit, MAX_UPLOAD_BYTES),
+    ...(access.key ? { key: access.key } : {}),
   };
 }

@@ -1,3 +1,4 @@
+import type { EncryptionParams } from "../../engine/encryption/keys.js";
 import { UniqueViolationError } from "../../errors.js";
 import { newUuid } from "../../lib/ids.js";
 import { isoTime } from "../../lib/time.js";
@@ -11,6 +12,7 @@ import { checkDatabaseName, parseSizeLimit } from "../core/names.js";
 import { requireGroupInScope } from "../core/roles.js";
 import { groupErrors } from "../groups/errors.js";
 import { requireQuota } from "../plans/quota-tx.js";
+import { planEncryption } from "./encryption-plan.js";
 import { databaseErrors } from "./errors.js";
 import type { BuiltContent, ContentPlan, DatabaseCtx, Seed } from "./ports.js";
 import { dumpIdFromUrl, parseSeed, requireSeedSource } from "./seeds.js";
@@ -31,6 +33,12 @@ export interface CreateDatabaseInput {
   schema?: string;
   /** Host the request was sent to: a dump URL must point to this same server. */
   host?: string;
+  /** The request's `remote_encryption` (`{encryption_key, encryption_cipher}`), checked here. */
+  remoteEncryption?: unknown;
+  /** The group by id (the v3 TS client's `groupId`): placement, so never ignored. */
+  groupId?: string;
+  /** Asks for the Turso Database engine: refused when true (Shoal runs libSQL). */
+  useTursoDb?: boolean;
 }
 
 interface Destination {
@@ -57,6 +65,7 @@ export async function createDatabase(
   const sizeLimit = input.sizeLimit?.trim().toLowerCase() || null;
   const maxBytes = sizeLimit === null ? 0 : parseSizeLimit(sizeLimit);
   const seed = input.seed === undefined || input.seed === null ? undefined : parseSeed(input.seed);
+  if (input.useTursoDb === true) throw databaseErrors.tursoDbEngine();
   if (input.isSchema && input.schema) {
     throw databaseErrors.schemaAndIsSchema();
   }
@@ -74,7 +83,8 @@ export async function createDatabase(
   const create = async () => {
     const built = await deps.content.build(location, id, plan.content, maxBytes);
     try {
-      return await commitCreate(ctx, slug, input, { id, sizeLimit, seed, built });
+      const encryption = plan.content.encryption?.params;
+      return await commitCreate(ctx, slug, input, { id, sizeLimit, seed, built, encryption });
     } catch (e) {
       deps.content.discard(location, id);
       throw e;
@@ -107,7 +117,7 @@ async function place(
 ): Promise<Destination> {
   const { org } = await requireOrgAccess(r, ctx.actor, slug, "db:create");
   checkDatabaseName(input.name, org.slug);
-  const group = await r.groups.findByName(org.id, input.group || "default");
+  const group = await findGroup(r, org.id, input);
   if (!group) throw databaseErrors.groupNotFoundForCreate();
   requireGroupInScope(ctx.actor, group.id, group.name);
   const locations = (await r.groups.locationsOf([group.id])).get(group.id) ?? [];
@@ -121,6 +131,15 @@ async function place(
   return { org, group, locations };
 }
 
+/** The group a create names, by `group` (default `default`), by `group_id`, or by both alike. */
+async function findGroup(r: Repos, orgId: string, input: CreateDatabaseInput): Promise<GroupRow | undefined> {
+  if (!input.groupId) return r.groups.findByName(orgId, input.group || "default");
+  const byId = await r.groups.findById(input.groupId);
+  const group = byId?.org_id === orgId ? byId : undefined;
+  if (group && input.group && input.group !== group.name) throw databaseErrors.groupIdMismatch(input.group);
+  return group;
+}
+
 /** Resolves what a seed or a schema refers to, all within the caller's organization and reach. */
 async function planContent(
   r: Repos,
@@ -131,9 +150,29 @@ async function planContent(
 ): Promise<ContentPlan> {
   const { deps } = ctx;
   if (seed?.type === "database") {
-    const source = await r.databases.findByName(org.id, seed.source);
-    return { seed, source: requireSeedSource(deps, source, seed.source, ctx.actor.groupId) };
+    const found = await r.databases.findByName(org.id, seed.source);
+    const source = requireSeedSource(deps, found, seed.source, ctx.actor.groupId);
+    const encryption = planEncryption({ ...request(input), source });
+    return { seed, source, ...(encryption ? { encryption } : {}) };
   }
+  const encryption = planEncryption(request(input));
+  if (encryption) return { ...(await planPlain(r, ctx, org, input, seed)), encryption };
+  return planPlain(r, ctx, org, input, seed);
+}
+
+function request(input: CreateDatabaseInput) {
+  return { remoteEncryption: input.remoteEncryption, isSchema: input.isSchema, schema: input.schema };
+}
+
+/** The plan of a create that copies no database. */
+async function planPlain(
+  r: Repos,
+  ctx: DatabaseCtx,
+  org: OrganizationRow,
+  input: CreateDatabaseInput,
+  seed: Seed | undefined,
+): Promise<ContentPlan> {
+  const { deps } = ctx;
   if (seed?.type === "dump") {
     const dumpId = dumpIdFromUrl(seed.url, org.slug, input.host);
     if (deps.dumps.find(dumpId)?.orgId !== org.id) {
@@ -165,7 +204,13 @@ async function commitCreate(
   ctx: DatabaseCtx,
   slug: string,
   input: CreateDatabaseInput,
-  made: { id: string; sizeLimit: string | null; seed: Seed | undefined; built: BuiltContent },
+  made: {
+    id: string;
+    sizeLimit: string | null;
+    seed: Seed | undefined;
+    built: BuiltContent;
+    encryption?: EncryptionParams;
+  },
 ): Promise<Database> {
   const { deps } = ctx;
   const { built } = made;
@@ -205,6 +250,10 @@ async function commitCreate(
       schema_id: built.schemaId ?? null,
       schema_seq: built.schemaSeq ?? 0,
       awaiting_upload: built.awaitingUpload ? 1 : 0,
+      // Never the key: only what tells it apart (ADR 0016).
+      encryption_cipher: made.encryption?.cipher ?? null,
+      encryption_salt: made.encryption?.salt ?? null,
+      encryption_check: made.encryption?.check ?? null,
     };
     try {
       await r.databases.insert(row);
@@ -223,6 +272,7 @@ async function commitCreate(
       ...seeded,
       ...(input.isSchema ? { is_schema: true } : {}),
       ...(input.schema ? { schema: input.schema } : {}),
+      ...(made.encryption ? { encryption_cipher: made.encryption.cipher } : {}),
     });
     const created = await r.databases.findById(made.id);
     return toDatabase(created!, locations, deps.dbDomain);

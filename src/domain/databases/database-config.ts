@@ -28,6 +28,8 @@ export interface ConfigurationPatch {
   allowedIps?: readonly string[];
   /** AWS PrivateLink endpoints: Shoal has none, so only an empty list is accepted. */
   allowedAwsVpcIds?: readonly string[];
+  /** Refused whenever present: a database is encrypted (or not) from its creation on. */
+  remoteEncryption?: unknown;
 }
 
 type Row = { size_limit: string | null; allowed_ips: string | null } & Record<
@@ -84,6 +86,9 @@ export async function updateDatabaseConfiguration(
   if (patch.allowedAwsVpcIds && patch.allowedAwsVpcIds.length > 0) {
     throw databaseErrors.noPrivateLink();
   }
+  if (patch.remoteEncryption !== undefined && patch.remoteEncryption !== null) {
+    throw databaseErrors.encryptionNotOnConfiguration();
+  }
   const allowedIps = patch.allowedIps === undefined ? undefined : storedAllowlist(patch.allowedIps);
   const flag = (v: boolean | undefined) => (v === undefined ? undefined : v ? 1 : 0);
   const changes: DatabasePatch = Object.fromEntries(
@@ -98,6 +103,9 @@ export async function updateDatabaseConfiguration(
   );
   const updated = await ctx.deps.store.write(async (r) => {
     const { org, db } = await requireDatabase(r, ctx.actor, slug, name, "db:configure");
+    // Attaching reads the file from another database's connection, which doesn't have this one's key.
+    if (changes.allow_attach === 1 && db.encryption_cipher !== null)
+      throw databaseErrors.attachEncrypted(name);
     await r.databases.update(db.id, changes);
     if (changes.delete_protection !== undefined && changes.delete_protection !== db.delete_protection) {
       const code = changes.delete_protection === 1 ? "db-protect" : "db-unprotect";

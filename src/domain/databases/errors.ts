@@ -12,6 +12,44 @@ import {
  * where Turso has one; clients and tests match on them): change one only on purpose.
  */
 export const databaseErrors = {
+  tursoDbEngine: () =>
+    new InvalidError(
+      "use_tursodb: the Turso Database engine is not available on Shoal, which runs libSQL; send false or leave it out",
+    ),
+  groupIdMismatch: (group: string) =>
+    new InvalidError(
+      `group_id names another group than group ${group}: send one of them, or both for the same group`,
+    ),
+  encryptionWithSchema: () =>
+    new InvalidError(
+      "remote_encryption can't be used with is_schema or schema: a schema database's changes are kept and replayed into the databases following it in plain text",
+      "ENCRYPTION_NOT_SUPPORTED",
+    ),
+  sourceEncrypted: (name: string) =>
+    new InvalidError(
+      `database ${name} is encrypted: a branch or point-in-time restore of it needs its key in remote_encryption.encryption_key (it keeps the source's cipher and key)`,
+      "ENCRYPTION_KEY_REQUIRED",
+    ),
+  sourceKeyWrong: (name: string) =>
+    new ForbiddenError(
+      `remote_encryption.encryption_key doesn't open database ${name}: a branch or restore keeps its source's key, and rekeying is not supported (export with the old key and upload into a new database)`,
+      "ENCRYPTION_KEY_INVALID",
+    ),
+  encryptionNotObject: () =>
+    new InvalidError(
+      "remote_encryption must be an object: {encryption_key: <base64 of 32 bytes>, encryption_cipher: aes256cbc}",
+      "ENCRYPTION_KEY_MALFORMED",
+    ),
+  encryptionNotOnConfiguration: () =>
+    new InvalidError(
+      "remote_encryption can only be given when a database is created: an existing database can't be encrypted or rekeyed in place (export it and upload it into a new database created with remote_encryption)",
+      "ENCRYPTION_NOT_SUPPORTED",
+    ),
+  attachEncrypted: (name: string) =>
+    new InvalidError(
+      `allow_attach can't be turned on for database ${name}: it is encrypted, and other databases can't read it without its key`,
+      "ENCRYPTION_NOT_SUPPORTED",
+    ),
   invalidTime: (name: string, reason: string) => new InvalidError(`invalid ${name} parameter: ${reason}`),
   periodReversed: () => new InvalidError("invalid period: from is after to"),
   transferTargetMissing: () =>

@@ -10,6 +10,7 @@ import type {
   ReplicaStatus,
   UsageFlush,
 } from "../core/ports.js";
+import type { EncryptionPlan } from "./encryption-plan.js";
 
 /** What the databases area's verbs reach. */
 export interface DatabasePorts extends BasePorts {
@@ -81,6 +82,8 @@ export interface ContentPlan {
   /** The schema database a child follows. */
   schemaParent?: DatabaseWithPlacement;
   dumpId?: string;
+  /** For a database encrypted at rest: its parameters and the key to build it with. */
+  encryption?: EncryptionPlan;
 }
 
 /** The row facts of a built database beyond its name and placement. */

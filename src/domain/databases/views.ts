@@ -21,6 +21,8 @@ export interface Database {
   /** The database a branch was made from; `name` is null once that database is gone from the organization. */
   parent: { id: string; name: string | null; branchedAt: string | null } | null;
   createdAt: string;
+  /** The cipher of a database encrypted at rest with its owner's key; null for a plain one. */
+  encryptionCipher: string | null;
 }
 
 export function toDatabase(r: DatabaseWithPlacement, locations: string[], dbDomain: string): Database {
@@ -45,5 +47,6 @@ export function toDatabase(r: DatabaseWithPlacement, locations: string[], dbDoma
         ? null
         : { id: r.parent_id, name: r.parent_name ?? null, branchedAt: r.branched_at },
     createdAt: r.created_at,
+    encryptionCipher: r.encryption_cipher ?? null,
   };
 }

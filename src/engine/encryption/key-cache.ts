@@ -68,6 +68,10 @@ export class KeyCache {
     if (this.opts.idleMs > 0) {
       this.entries.set(dbId, { key: unlocked, seen, usedAt: this.now() });
       this.schedule();
+    } else {
+      // Nothing kept: once the request that brought the key has its connection, the database's
+      // keyed connections are retired (they close as soon as they are returned).
+      setTimeout(() => this.opts.onForget?.(dbId), 0).unref();
     }
     return unlocked;
   }

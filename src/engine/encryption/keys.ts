@@ -79,3 +79,16 @@ export function unlockDatabase(params: EncryptionParams, key: Buffer): DatabaseK
   if (want.length !== got.length || !timingSafeEqual(want, got)) throw new EncryptionKeyError("invalid");
   return { cipher: params.cipher, passphrase: enginePassphrase(key, salt), check: params.check };
 }
+
+/** The columns a database row keeps about its encryption (all null for a plain database). */
+export interface EncryptionColumns {
+  encryption_cipher: string | null;
+  encryption_salt: string | null;
+  encryption_check: string | null;
+}
+
+/** A database's encryption parameters, or undefined for a plain database. */
+export function encryptionOf(row: EncryptionColumns): EncryptionParams | undefined {
+  if (!row.encryption_cipher || !row.encryption_salt || !row.encryption_check) return undefined;
+  return { cipher: row.encryption_cipher as Cipher, salt: row.encryption_salt, check: row.encryption_check };
+}
