@@ -1,4 +1,4 @@
-import { closeSync, existsSync, mkdirSync, openSync } from "node:fs";
+import { closeSync, existsSync, mkdirSync, openSync, readSync } from "node:fs";
 import { rm } from "node:fs/promises";
 import path from "node:path";
 import { startFrameLogAt } from "../engine/frame-log-start.js";
@@ -46,7 +46,7 @@ export interface RestoreOptions {
  * Rebuilds one database from the bucket into `dest`, a file that must not exist: the newest
  * snapshot at or before the moment, then the frames shipped after it, replayed the way checkpoints
  * write them, up to the last commit at or before the moment. Every object is checked against its
- * SHA-256 and the result with SQLite's quick_check; on any failure `dest` is removed.
+ * SHA-256 and a plain result with SQLite's quick_check; on any failure `dest` is removed.
  */
 export async function restoreDatabase(
   bucket: BackupBucket,
@@ -71,7 +71,10 @@ export async function restoreDatabase(
     await rm(gz, { force: true });
     const end = await replay(bucket, dest, snapshot, steps, opts.at);
     const startIndex = end.startIndex ?? Number(metadata["start-index"] ?? 0);
-    finishDatabaseFile(dest);
+    // An encrypted database's pages are shipped as they are on disk and can't be opened without
+    // its key, which Shoal never keeps: its objects' checksums are the check, and the file is
+    // already in WAL mode as shipped. A plain one is checked by SQLite too.
+    if (isPlainDatabaseFile(dest)) finishDatabaseFile(dest);
     const next = { generation: catalog.lastGeneration + 1, index: startIndex + end.frame };
     if (opts.continueLog ?? true) startFrameLogAt(dest, next);
     return {
@@ -132,4 +135,18 @@ async function replay(
     closeSync(fd);
   }
   return end;
+}
+
+const SQLITE_MAGIC = Buffer.from("SQLite format 3\0", "latin1");
+
+/** Whether `file` starts with SQLite's header (an encrypted database's first page is ciphertext). */
+function isPlainDatabaseFile(file: string): boolean {
+  const head = Buffer.alloc(SQLITE_MAGIC.length);
+  const fd = openSync(file, "r");
+  try {
+    readSync(fd, head, 0, head.length, 0);
+  } finally {
+    closeSync(fd);
+  }
+  return head.equals(SQLITE_MAGIC);
 }
