@@ -57,6 +57,22 @@ export interface Config {
   nodeUrl: string | undefined;
   /** Proxies whose `X-Forwarded-For` names the client checked against IP allowlists. */
   trustedProxies: readonly string[];
+  /** A statement whose work isn't bounded is interrupted after this many milliseconds. */
+  statementTimeoutMs: number;
+  /** The most one data-plane response may carry, in bytes. */
+  maxResponseBytes: number;
+  /** The most all large data-plane responses together may hold while built or unread, in bytes. */
+  maxTotalResponseBytes: number;
+  /** The most memory SQLite may allocate in the process, in MiB. */
+  sqliteHeapLimitMb: number;
+  /** Streams one database may have open at once. */
+  maxStreamsPerDatabase: number;
+  /** Streams one WebSocket connection may have open at once. */
+  maxStreamsPerWebSocket: number;
+  /** A request's headers must arrive within this many milliseconds. */
+  headersTimeoutMs: number;
+  /** A SQL request's body must arrive within this many milliseconds. */
+  bodyTimeoutMs: number;
 }
 
 const CODE = /^[a-z0-9][a-z0-9-]{0,62}$/;
@@ -173,6 +189,14 @@ const EnvSchema = z.object({
       return out;
     })
     .optional(),
+  SHOAL_STATEMENT_TIMEOUT_MS: wholeNumber(100, 3_600_000).default(5000),
+  SHOAL_MAX_RESPONSE_BYTES: wholeNumber(65_536, 1_073_741_824).default(10 * 1024 * 1024),
+  SHOAL_MAX_TOTAL_RESPONSE_BYTES: wholeNumber(1_048_576, 68_719_476_736).default(64 * 1024 * 1024),
+  SHOAL_SQLITE_HEAP_LIMIT_MB: wholeNumber(32, 1_048_576).default(256),
+  SHOAL_MAX_STREAMS_PER_DATABASE: wholeNumber(1, 100_000).default(256),
+  SHOAL_MAX_STREAMS_PER_WEBSOCKET: wholeNumber(1, 100_000).default(128),
+  SHOAL_HEADERS_TIMEOUT_MS: wholeNumber(1000, 3_600_000).default(10_000),
+  SHOAL_BODY_TIMEOUT_MS: wholeNumber(1000, 3_600_000).default(30_000),
   SHOAL_NODE_URL: z
     .string()
     .regex(/^https?:\/\/[^/\s]+\/?$/, "a base URL such as http://10.0.0.5:8080")
@@ -217,5 +241,13 @@ export function loadConfig(env: NodeJS.ProcessEnv, version: string): Config {
     nodeId: e.SHOAL_NODE_ID,
     nodeUrl: e.SHOAL_NODE_URL,
     trustedProxies: Object.freeze(e.SHOAL_TRUSTED_PROXIES ?? []),
+    statementTimeoutMs: e.SHOAL_STATEMENT_TIMEOUT_MS,
+    maxResponseBytes: e.SHOAL_MAX_RESPONSE_BYTES,
+    maxTotalResponseBytes: e.SHOAL_MAX_TOTAL_RESPONSE_BYTES,
+    sqliteHeapLimitMb: e.SHOAL_SQLITE_HEAP_LIMIT_MB,
+    maxStreamsPerDatabase: e.SHOAL_MAX_STREAMS_PER_DATABASE,
+    maxStreamsPerWebSocket: e.SHOAL_MAX_STREAMS_PER_WEBSOCKET,
+    headersTimeoutMs: e.SHOAL_HEADERS_TIMEOUT_MS,
+    bodyTimeoutMs: e.SHOAL_BODY_TIMEOUT_MS,
   });
 }

@@ -67,18 +67,23 @@ export async function startShoal(config: Config, opts: StartOptions = {}): Promi
   const startedAt = Date.now();
   const log = opts.log ?? createLogger(config.logLevel);
   let serving: Handlers | undefined;
-  const server = createServer((req, res) => {
-    if (!serving) {
-      res.writeHead(503, { "content-type": "application/json", "retry-after": "1" });
-      res.end(JSON.stringify({ error: "shoal is starting; retry in a moment" }));
-      return;
-    }
-    // A request whose Host or path names a database goes to the data plane (on node's own request
-    // objects: it is the hot path), everything else to the management API.
-    const route = routeRequest(req.headers.host, req.url ?? "/", config.dbDomain);
-    if (route) void serving.handle(req, res, route);
-    else void serving.api(req, res);
-  });
+  // Slow clients cost only their socket: headers must arrive in time, and idle or slow sockets are
+  // checked every second rather than Node's thirty (SQL bodies have their own limit, see http-io.ts).
+  const server = createServer(
+    { headersTimeout: config.headersTimeoutMs, connectionsCheckingInterval: 1000 },
+    (req, res) => {
+      if (!serving) {
+        res.writeHead(503, { "content-type": "application/json", "retry-after": "1" });
+        res.end(JSON.stringify({ error: "shoal is starting; retry in a moment" }));
+        return;
+      }
+      // A request whose Host or path names a database goes to the data plane (on node's own request
+      // objects: it is the hot path), everything else to the management API.
+      const route = routeRequest(req.headers.host, req.url ?? "/", config.dbDomain);
+      if (route) void serving.handle(req, res, route);
+      else void serving.api(req, res);
+    },
+  );
   server.on("upgrade", (req, socket, head: Buffer) => {
     if (!serving) {
       socket.end("HTTP/1.1 503 Service Unavailable\r\nRetry-After: 1\r\nConnection: close\r\n\r\n");
@@ -145,6 +150,11 @@ async function serveOn(
     lockWaitMs: config.transactionTimeoutMs,
     streamIdleMs: config.streamIdleTimeoutMs,
     trustedProxies: config.trustedProxies,
+    maxBytes: config.maxResponseBytes,
+    maxTotalBytes: config.maxTotalResponseBytes,
+    maxStreamsPerDatabase: config.maxStreamsPerDatabase,
+    maxStreamsPerWebSocket: config.maxStreamsPerWebSocket,
+    bodyTimeoutMs: config.bodyTimeoutMs,
   });
   const background = startBackgroundWork(config, deps);
   const port = (server.address() as AddressInfo).port;

@@ -5,7 +5,9 @@ import { schemaChanged } from "../domain/schema-databases.js";
 import { clientAddressResolver } from "./client-address.js";
 import { HttpStreams } from "./hrana/http-streams.js";
 import type { LocationServices } from "./hrana/location-stream.js";
+import { ResponseBytes, type ResponseLimits } from "./hrana/response-budget.js";
 import type { StreamLimits, StreamServices } from "./hrana/stream.js";
+import { StreamCounts } from "./hrana/stream-limits.js";
 import { HranaHttp } from "./http.js";
 import { CommitWaiters } from "./pull/commit-waiters.js";
 import type { PullServices } from "./pull/pull-updates.js";
@@ -13,11 +15,17 @@ import type { DataRoute } from "./routing.js";
 import type { SyncServices } from "./sync.js";
 import { HranaWebSockets } from "./ws.js";
 
-export interface DataPlaneSettings extends StreamLimits {
+export interface DataPlaneSettings extends StreamLimits, ResponseLimits {
   /** An HTTP stream unused for this long is closed (its transaction rolled back). */
   streamIdleMs: number;
   /** See `client-address.ts`. */
   trustedProxies: readonly string[];
+  /** Streams (HTTP and WebSocket) one database may have open at once. */
+  maxStreamsPerDatabase: number;
+  /** Streams one WebSocket connection may have open at once. */
+  maxStreamsPerWebSocket: number;
+  /** A SQL request's body must arrive within this long. */
+  bodyTimeoutMs: number;
 }
 
 export interface DataPlane {
@@ -41,6 +49,10 @@ export function createDataPlane(deps: Deps, settings: DataPlaneSettings): DataPl
     readYourWritesMs: settings.txnTimeoutMs,
     meter: deps.meter,
     limits: { txnTimeoutMs: settings.txnTimeoutMs, lockWaitMs: settings.lockWaitMs },
+    // One database may never hold more than half the connections the server can open.
+    streamCounts: new StreamCounts(
+      Math.max(1, Math.min(settings.maxStreamsPerDatabase, Math.floor(deps.pool.limit / 2))),
+    ),
     schemaChanged(access, conn, statements) {
       try {
         schemaChanged(deps, access.database, conn, statements);
@@ -58,8 +70,18 @@ export function createDataPlane(deps: Deps, settings: DataPlaneSettings): DataPl
   };
   const streams = new HttpStreams(settings.streamIdleMs);
   const clientAddress = clientAddressResolver(settings.trustedProxies);
-  const http = new HranaHttp(deps, streams, services, clientAddress);
-  const ws = new HranaWebSockets(deps, services, clientAddress);
+  const responses = new ResponseBytes({
+    maxBytes: settings.maxBytes,
+    maxTotalBytes: settings.maxTotalBytes,
+  });
+  const http = new HranaHttp(deps, streams, services, clientAddress, {
+    responses,
+    bodyTimeoutMs: settings.bodyTimeoutMs,
+  });
+  const ws = new HranaWebSockets(deps, services, clientAddress, {
+    maxStreams: settings.maxStreamsPerWebSocket,
+    responses,
+  });
   return {
     handle: (req, res, route) => http.handle(req, res, route),
     upgrade: (req, socket, head, route) => ws.upgrade(req, socket, head, route.locator, route.location),

@@ -13,8 +13,16 @@ import { HranaError, ProtocolError } from "./hrana/errors.js";
 import type { LocationServices } from "./hrana/location-stream.js";
 import { openStream } from "./hrana/open-stream.js";
 import { parseBatch, parseStreamRequest, type Stmt, type StreamRequest } from "./hrana/requests.js";
+import type { ResponseBudget, ResponseBytes } from "./hrana/response-budget.js";
 import { SqlStore, WS_SQL_LIMITS } from "./hrana/sql-store.js";
 import type { SqlStream, StreamServices } from "./hrana/stream.js";
+import { WsSender } from "./ws-sender.js";
+
+export interface WebSocketLimits {
+  /** Streams one connection may have open (SHOAL_MAX_STREAMS_PER_WEBSOCKET). */
+  maxStreams: number;
+  responses: ResponseBytes;
+}
 
 const SUBPROTOCOLS = ["hrana3", "hrana2", "hrana1"];
 /** WebSocket close codes: 1002 protocol error, 1008 policy (authentication). */
@@ -39,6 +47,7 @@ export class HranaWebSockets {
     private readonly deps: Deps,
     private readonly services: StreamServices & LocationServices,
     private readonly clientAddress: ClientAddress,
+    private readonly limits: WebSocketLimits,
   ) {
     this.wss.on("headers", (headers, req) => {
       const id = this.requestIds.get(req);
@@ -65,6 +74,7 @@ export class HranaWebSockets {
         { ...this.deps, log: this.deps.log.child({ requestId }) },
         this.services,
         requestId,
+        this.limits,
       );
       this.connections.add(conn);
       ws.once("close", () => {
@@ -84,14 +94,22 @@ interface StreamEntry {
   chain: Promise<void>;
 }
 
+/** An open cursor: its entries are made (and their rows encoded) as they are fetched. */
+interface Cursor {
+  streamId: number;
+  entries: Iterator<Record<string, unknown>> | undefined;
+  /** The entry taken past the last page, to know whether more follow. */
+  next: IteratorResult<Record<string, unknown>> | undefined;
+  budget: ResponseBudget;
+  ready: Promise<void>;
+}
+
 class HranaWsConnection {
   private readonly sqls = new SqlStore(WS_SQL_LIMITS);
   /** A stream's entry exists from `open_stream` on; `stream` is set once it has actually opened. */
   private readonly streams = new Map<number, StreamEntry>();
-  private readonly cursors = new Map<
-    number,
-    { streamId: number; entries: Array<Record<string, unknown>>; ready: Promise<void> }
-  >();
+  private readonly cursors = new Map<number, Cursor>();
+  private readonly sender: WsSender;
   private jwt: string | undefined;
   /** Settles once the latest `hello` is checked; requests wait for it. */
   private authenticated: Promise<DataAccess | undefined> = Promise.resolve(undefined);
@@ -105,7 +123,9 @@ class HranaWsConnection {
     private readonly deps: Deps,
     private readonly services: StreamServices & LocationServices,
     private readonly requestId: string,
+    private readonly limits: WebSocketLimits,
   ) {
+    this.sender = new WsSender(ws);
     ws.on("message", (data, isBinary) => {
       try {
         if (isBinary) throw new ProtocolError("only JSON text messages are supported");
@@ -119,6 +139,8 @@ class HranaWsConnection {
   closeStreams(): void {
     for (const s of this.streams.values()) s.stream?.close();
     this.streams.clear();
+    for (const c of this.cursors.values()) c.budget.settle();
+    this.cursors.clear();
   }
 
   shutdown(): void {
@@ -166,13 +188,29 @@ class HranaWsConnection {
       case "open_stream": {
         if (typeof streamId !== "number" || this.streams.has(streamId))
           throw new ProtocolError("invalid stream_id");
+        if (this.streams.size >= this.limits.maxStreams) {
+          const message =
+            `this connection already has ${this.limits.maxStreams} streams open, the most the server ` +
+            "allows (SHOAL_MAX_STREAMS_PER_WEBSOCKET): close streams you no longer use";
+          void this.authenticated.then((a) => {
+            if (a)
+              this.send({
+                type: "response_error",
+                request_id: id,
+                error: { message, code: "STREAMS_TOO_MANY" },
+              });
+          });
+          return;
+        }
         const entry: StreamEntry = { chain: Promise.resolve() };
         this.streams.set(streamId, entry);
         this.enqueue(entry, async (access) => {
           try {
             entry.stream = openStream(access, this.sqls, this.services, this.location);
           } catch (e) {
-            if (!(e instanceof AppError)) throw e;
+            if (!(e instanceof AppError) && !(e instanceof HranaError)) throw e;
+            // Never opened: the id is free again, and it doesn't count against the limit.
+            this.streams.delete(streamId);
             this.send({
               type: "response_error",
               request_id: id,
@@ -218,9 +256,11 @@ class HranaWsConnection {
         if (typeof cursorId !== "number" || this.cursors.has(cursorId))
           throw new ProtocolError("invalid cursor_id");
         const batch = this.inlineSql({ type: "batch", batch: parseBatch(r.batch) });
-        const cursor = {
+        const cursor: Cursor = {
           streamId: streamId as number,
-          entries: [] as Array<Record<string, unknown>>,
+          entries: undefined,
+          next: undefined,
+          budget: this.limits.responses.budget(),
           ready: Promise.resolve(),
         };
         this.cursors.set(cursorId, cursor);
@@ -229,7 +269,7 @@ class HranaWsConnection {
           // Checked again for every request, as for the others: a rotation, a revocation or a
           // changed allowlist applies to a socket that stays open.
           entry.stream.access = await openDataAccess(this.deps, this.locator, this.jwt, "sql", this.peer);
-          cursor.entries = batchCursorEntries(await entry.stream.batch(batch.batch));
+          cursor.entries = batchCursorEntries(await entry.stream.batch(batch.batch, cursor.budget));
           this.respond(id, { type: "open_cursor" });
         });
         return;
@@ -239,13 +279,18 @@ class HranaWsConnection {
         if (!cursor) throw new ProtocolError(`cursor ${String(r.cursor_id)} is not open`);
         const max = typeof r.max_count === "number" && r.max_count > 0 ? r.max_count : 1000;
         void cursor.ready.then(() => {
-          const entries = cursor.entries.splice(0, max);
-          this.respond(id, { type: "fetch_cursor", entries, done: cursor.entries.length === 0 });
+          const entries = takeEntries(cursor, max);
+          const done = cursor.next?.done !== false;
+          if (done) cursor.budget.settle();
+          this.respond(id, { type: "fetch_cursor", entries, done });
         });
         return;
       }
       case "close_cursor": {
-        if (typeof r.cursor_id === "number") this.cursors.delete(r.cursor_id);
+        if (typeof r.cursor_id === "number") {
+          this.cursors.get(r.cursor_id)?.budget.settle();
+          this.cursors.delete(r.cursor_id);
+        }
         void this.authenticated.then((a) => a && this.respond(id, { type: "close_cursor" }));
         return;
       }
@@ -256,10 +301,12 @@ class HranaWsConnection {
         entry.chain = entry.chain.then(async () => {
           const access = await this.authenticated;
           if (!access || !entry.stream) return;
+          const budget = this.limits.responses.budget();
           try {
             entry.stream.access = await openDataAccess(this.deps, this.locator, this.jwt, "sql", this.peer);
-            this.respond(id, await dispatch(entry.stream, req));
+            await this.respondLarge(id, await dispatch(entry.stream, req, budget), budget);
           } catch (e) {
+            budget.settle();
             if (e instanceof HranaError)
               this.send({ type: "response_error", request_id: id, error: e.toJSON() });
             else if (e instanceof AppError) {
@@ -321,8 +368,15 @@ class HranaWsConnection {
     this.send({ type: "response_ok", request_id: id, response });
   }
 
+  /** Sends an answer whose rows were counted in `budget`, settling it once the answer is written out. */
+  private respondLarge(id: number, response: Record<string, unknown>, budget: ResponseBudget): Promise<void> {
+    return this.sender.send({ type: "response_ok", request_id: id, response }, !budget.small, () =>
+      budget.settle(),
+    );
+  }
+
   private send(msg: unknown): void {
-    if (this.ws.readyState === this.ws.OPEN) this.ws.send(JSON.stringify(msg));
+    void this.sender.send(msg, false);
   }
 
   private fail(e: unknown): void {
@@ -338,4 +392,17 @@ class HranaWsConnection {
   private internal() {
     return { message: `internal error (request ${this.requestId})`, code: "INTERNAL_ERROR" };
   }
+}
+
+/** Up to `max` entries of a cursor, keeping the one after them to tell whether more follow. */
+function takeEntries(cursor: Cursor, max: number): Array<Record<string, unknown>> {
+  const out: Array<Record<string, unknown>> = [];
+  if (!cursor.entries) return out;
+  let next = cursor.next ?? cursor.entries.next();
+  while (!next.done && out.length < max) {
+    out.push(next.value);
+    next = cursor.entries.next();
+  }
+  cursor.next = next;
+  return out;
 }

@@ -1,8 +1,15 @@
 import { existsSync } from "node:fs";
 import Database from "libsql";
 import { EngineConnection } from "./connection.js";
+import { connectionBudget, descriptorsNearlyUsed } from "./descriptors.js";
+import { defaultLimits, type ExecutionLimits } from "./execute.js";
 import { flushClosing } from "./handle-release.js";
-import { MissingFileError } from "./sqlite-errors.js";
+import {
+  ConnectionsExhaustedError,
+  isSqliteFailure,
+  MissingFileError,
+  primaryCode,
+} from "./sqlite-errors.js";
 import { WriteLock } from "./write-lock.js";
 
 export interface PoolOptions {
@@ -15,6 +22,29 @@ export interface PoolOptions {
   maxOpen: number;
   /** `PRAGMA synchronous` for hosted databases: NORMAL survives a process crash, FULL also power loss. */
   synchronous: "NORMAL" | "FULL";
+  /** Time limit, thread-pool gate and heap limit for statements (see execute.ts); the settings' defaults if unset. */
+  limits?: ExecutionLimits;
+  /**
+   * The most connections open at once, busy ones included: the share of the process's file
+   * descriptors connections may use. By default derived from the process's open-file limit.
+   */
+  maxConnectionsHard?: number;
+}
+
+/**
+ * Caps the memory SQLite may allocate in this process (all databases and the store together):
+ * past it an allocation fails with SQLITE_NOMEM instead of growing the process, which is how a
+ * huge value (`randomblob(999999999)`) is refused before it exists. Page caches give memory back
+ * as the soft limit (three quarters of it) nears.
+ */
+function applyHeapLimit(bytes: number): void {
+  const db = new Database(":memory:");
+  try {
+    db.exec(`PRAGMA hard_heap_limit = ${Math.floor(bytes)}`);
+    db.exec(`PRAGMA soft_heap_limit = ${Math.floor((bytes * 3) / 4)}`);
+  } finally {
+    db.close();
+  }
 }
 
 export interface PoolStats {
@@ -42,10 +72,25 @@ export class ConnectionPool {
   private readonly entries = new Map<string, Entry>();
   private readonly locks = new Map<string, WriteLock>();
   private open = 0;
+  private readonly hardLimit: number;
+  private readonly limits: ExecutionLimits;
 
-  constructor(private readonly opts: PoolOptions) {}
+  constructor(private readonly opts: PoolOptions) {
+    this.hardLimit = Math.max(1, opts.maxConnectionsHard ?? connectionBudget());
+    this.limits = opts.limits ?? defaultLimits();
+    applyHeapLimit(this.limits.heapLimitBytes);
+  }
 
-  /** A connection to the database at `path`, opened if no idle one is available. */
+  /** The most connections open at once (see PoolOptions.maxConnectionsHard). */
+  get limit(): number {
+    return this.hardLimit;
+  }
+
+  /**
+   * A connection to the database at `path`, opened if no idle one is available. At the hard limit
+   * (or when the process runs out of descriptors) idle connections of other databases close first;
+   * only when every connection is busy is the request refused, with ConnectionsExhaustedError.
+   */
   checkout(path: string): EngineConnection {
     let entry = this.entries.get(path);
     if (entry) this.entries.delete(path);
@@ -55,12 +100,32 @@ export class ConnectionPool {
     const conn = entry.idle.pop();
     if (conn) return conn;
     try {
-      const opened = this.connect(path);
+      if (this.open >= this.hardLimit) this.closeIdle(this.open - this.hardLimit + 1);
+      if (this.open >= this.hardLimit) throw new ConnectionsExhaustedError(this.hardLimit);
+      const opened = this.connectWithin(path);
       this.open++;
       this.evictBeyondLimit();
       return opened;
     } catch (e) {
       entry.inUse--;
+      if (entry.inUse === 0 && entry.idle.length === 0 && !entry.retired) this.entries.delete(path);
+      throw e;
+    }
+  }
+
+  /** Opens a connection; when the process is out of descriptors, closes idle ones and tries once more. */
+  private connectWithin(path: string): EngineConnection {
+    try {
+      return this.connect(path);
+    } catch (e) {
+      if (!isSqliteFailure(e) || primaryCode(e) !== "SQLITE_CANTOPEN" || !descriptorsNearlyUsed()) throw e;
+      this.closeIdle(Number.POSITIVE_INFINITY);
+    }
+    try {
+      return this.connect(path);
+    } catch (e) {
+      if (isSqliteFailure(e) && primaryCode(e) === "SQLITE_CANTOPEN" && descriptorsNearlyUsed())
+        throw new ConnectionsExhaustedError(this.hardLimit);
       throw e;
     }
   }
@@ -149,7 +214,7 @@ export class ConnectionPool {
       db.exec("PRAGMA busy_timeout = 50");
       // Only the frame log checkpoints: each checkpoint ends a replication generation.
       db.exec("PRAGMA wal_autocheckpoint = 0");
-      return new EngineConnection(path, db);
+      return new EngineConnection(path, db, this.limits);
     } catch (e) {
       db.close();
       throw e;
@@ -157,15 +222,23 @@ export class ConnectionPool {
   }
 
   private evictBeyondLimit(): void {
-    if (this.open <= this.opts.maxOpen) return;
+    const keep = Math.min(this.opts.maxOpen, this.hardLimit);
+    if (this.open > keep) this.closeIdle(this.open - keep);
+  }
+
+  /** Closes up to `n` idle connections, least recently used databases first. */
+  private closeIdle(n: number): void {
+    let left = n;
     for (const [path, entry] of this.entries) {
-      while (entry.idle.length > 0 && this.open > this.opts.maxOpen)
+      while (entry.idle.length > 0 && left > 0) {
         this.closeConnection(entry.idle.shift()!);
+        left--;
+      }
       if (entry.idle.length === 0 && entry.inUse === 0) {
         this.entries.delete(path);
         if (this.locks.get(path)?.idle) this.locks.delete(path);
       }
-      if (this.open <= this.opts.maxOpen) break;
+      if (left <= 0) break;
     }
   }
 

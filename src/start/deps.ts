@@ -1,3 +1,4 @@
+import { availableParallelism } from "node:os";
 import path from "node:path";
 import type { Config } from "../config.js";
 import type { Deps } from "../domain/context.js";
@@ -6,6 +7,7 @@ import { DatabaseDirectory } from "../domain/directory.js";
 import { LocationCatalogue } from "../domain/locations.js";
 import { LocalNode } from "../domain/nodes.js";
 import { UsageMeter } from "../domain/usage-meter.js";
+import { AsyncGate } from "../engine/async-gate.js";
 import { DumpFiles } from "../engine/dump-files.js";
 import { FrameLogs } from "../engine/frame-logs.js";
 import { InstanceFiles } from "../engine/instance-files.js";
@@ -41,6 +43,11 @@ export async function wireDeps(config: Config, store: Store, log: Logger): Promi
     dbTokenKey: await loadOrCreateSigningKey(keys, "db-tokens"),
     pool: new ConnectionPool({
       maxOpen: config.maxConnections,
+      limits: {
+        statementTimeoutMs: config.statementTimeoutMs,
+        gate: new AsyncGate(availableParallelism()),
+        heapLimitBytes: config.sqliteHeapLimitMb * 1024 * 1024,
+      },
       synchronous: config.durability === "strong" ? "FULL" : "NORMAL",
       beforeLastClose: (conn) => {
         if (frameLogs.get(conn.path).pending > 0) frameLogs.rollover(conn);

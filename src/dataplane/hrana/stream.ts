@@ -1,9 +1,16 @@
+import { setImmediate as yieldToLoop } from "node:timers/promises";
 import type { DataAccess } from "../../domain/data-access.js";
 import { parseSizeLimit } from "../../domain/names.js";
 import type { UsageMeter } from "../../domain/usage-meter.js";
-import type { EngineConnection, ExecResult, Prepared, SqlArgs } from "../../engine/connection.js";
+import type {
+  EngineConnection,
+  ExecOptions,
+  ExecResult,
+  Prepared,
+  RowBudget,
+  SqlArgs,
+} from "../../engine/connection.js";
 import type { FrameLogs } from "../../engine/frame-logs.js";
-import { sweepDue, sweepStatements } from "../../engine/handle-release.js";
 import type { ConnectionPool } from "../../engine/pool.js";
 import { splitStatements } from "../../engine/sql-lexer.js";
 import { isSchemaChange, refuseOnFollower } from "../schema-changes.js";
@@ -18,6 +25,7 @@ import { HranaError, ProtocolError, toHranaError } from "./errors.js";
 import { argsOf, type Batch, type Condition, type Stmt } from "./requests.js";
 import { withoutServerPaths } from "./server-paths.js";
 import type { SqlStore } from "./sql-store.js";
+import type { StreamCounts } from "./stream-limits.js";
 
 export interface StreamLimits {
   /** An interactive write transaction is rolled back after this long. */
@@ -32,6 +40,8 @@ export interface StreamServices {
   frameLogs: FrameLogs;
   meter: UsageMeter;
   limits: StreamLimits;
+  /** Open streams per database, held to their limit. */
+  streamCounts: StreamCounts;
   /** Resolves an `ATTACH` target: a database of the same organization, by name. */
   resolveAttach(access: DataAccess, name: string): Promise<AttachTarget | undefined>;
   /** Told, on the committing connection, about each committed transaction of a schema database that ran DDL. */
@@ -45,6 +55,9 @@ export interface DescribeResult {
   is_readonly: boolean;
 }
 
+/** How long a batch or a sequence runs before giving other requests a turn. */
+const SLICE_MS = 4;
+
 export interface BatchOutcome {
   results: Array<ExecResult | null>;
   errors: Array<HranaError | null>;
@@ -55,8 +68,9 @@ export interface SqlStream {
   access: DataAccess;
   readonly sqls: SqlStore;
   readonly isClosed: boolean;
-  execute(stmt: Stmt): ExecResult | Promise<ExecResult>;
-  batch(batch: Batch): Promise<BatchOutcome>;
+  /** Runs one statement; its rows count against `budget`, the response's. */
+  execute(stmt: Stmt, budget?: RowBudget): ExecResult | Promise<ExecResult>;
+  batch(batch: Batch, budget?: RowBudget): Promise<BatchOutcome>;
   sequence(ref: { sql?: string; sqlId?: number }): Promise<void>;
   describe(ref: { sql?: string; sqlId?: number }): DescribeResult;
   isAutocommit(): boolean;
@@ -83,12 +97,19 @@ export class HranaStream implements SqlStream {
   private attached: string[] = [];
   /** Savepoints of the open transaction, with how many schema changes preceded each. */
   private savepoints: Array<{ name: string; ddl: number }> = [];
+  /** Set while a statement runs off the event loop: the connection can't be returned or rolled back meanwhile. */
+  private running = false;
+  /** The transaction timed out while a statement ran: rolled back once it ends. */
+  private timeoutDue = false;
 
+  /** Throws STREAMS_TOO_MANY when the database already has as many streams as it may. */
   constructor(
     public access: DataAccess,
     readonly sqls: SqlStore,
     private readonly services: StreamServices,
-  ) {}
+  ) {
+    services.streamCounts.take(access.database.id, access.database.name);
+  }
 
   get isClosed(): boolean {
     return this.closed;
@@ -98,13 +119,16 @@ export class HranaStream implements SqlStream {
     return !this.conn?.inTransaction;
   }
 
-  /** Runs one statement; synchronously unless it must wait for the write lock or resolve an ATTACH. */
-  execute(stmt: Stmt): ExecResult | Promise<ExecResult> {
+  /**
+   * Runs one statement; synchronously unless it must wait for the write lock, resolve an ATTACH,
+   * or run off the event loop (a statement whose work isn't bounded, see statement-program.ts).
+   */
+  execute(stmt: Stmt, budget?: RowBudget): ExecResult | Promise<ExecResult> {
     this.reportTimeout();
-    return this.run(this.sqlOf(stmt), argsOf(stmt), stmt.wantRows);
+    return this.run(this.sqlOf(stmt), argsOf(stmt), { wantRows: stmt.wantRows, budget });
   }
 
-  async batch(batch: Batch): Promise<BatchOutcome> {
+  async batch(batch: Batch, budget?: RowBudget): Promise<BatchOutcome> {
     const results: Array<ExecResult | null> = [];
     const errors: Array<HranaError | null> = [];
     if (this.timedOut) {
@@ -116,14 +140,20 @@ export class HranaStream implements SqlStream {
       }
       return { results, errors };
     }
+    let slice = performance.now();
     for (const step of batch.steps) {
+      // A long batch gives other requests a turn now and then (it keeps its connection and lock).
+      if (performance.now() - slice > SLICE_MS) {
+        await yieldToLoop();
+        slice = performance.now();
+      }
       if (step.condition && !this.holds(step.condition, results, errors)) {
         results.push(null);
         errors.push(null);
         continue;
       }
       try {
-        const r = this.execute(step.stmt);
+        const r = this.execute(step.stmt, budget);
         results.push(r instanceof Promise ? await r : r);
         errors.push(null);
       } catch (e) {
@@ -138,8 +168,13 @@ export class HranaStream implements SqlStream {
   async sequence(ref: { sql?: string; sqlId?: number }): Promise<void> {
     this.reportTimeout();
     const text = this.sqlOf(ref);
+    let slice = performance.now();
     for (const s of splitStatements(text)) {
-      const r = this.run(s.sql, [], false);
+      if (performance.now() - slice > SLICE_MS) {
+        await yieldToLoop();
+        slice = performance.now();
+      }
+      const r = this.run(s.sql, [], { wantRows: false });
       if (r instanceof Promise) await r;
     }
   }
@@ -154,10 +189,22 @@ export class HranaStream implements SqlStream {
     };
   }
 
-  /** Ends the stream: an open transaction is rolled back and the connection goes back to the pool. */
+  /**
+   * Ends the stream: an open transaction is rolled back and the connection goes back to the pool.
+   * A statement running off the event loop is interrupted first, and the rest waits for it to stop.
+   */
   close(): void {
     if (this.closed) return;
     this.closed = true;
+    this.services.streamCounts.release(this.access.database.id);
+    if (this.running) {
+      this.conn?.cancel();
+      return;
+    }
+    this.finishClose();
+  }
+
+  private finishClose(): void {
     this.ddl = [];
     this.endTransactionTimer();
     if (this.conn) {
@@ -168,11 +215,11 @@ export class HranaStream implements SqlStream {
     this.releaseLock();
   }
 
-  private run(sql: string, args: SqlArgs, wantRows: boolean): ExecResult | Promise<ExecResult> {
+  private run(sql: string, args: SqlArgs, opts: ExecOptions): ExecResult | Promise<ExecResult> {
     if (this.closed) throw new ProtocolError("Stream for this baton was closed");
-    // Statements dropped by prepares wait for the garbage collector (see handle-release.ts).
-    if (sweepDue()) return sweepStatements().then(() => this.run(sql, args, wantRows));
     const conn = this.connection();
+    // Statements the connection let go of wait for the garbage collector (see handle-release.ts).
+    if (conn.sweepDue(false)) return conn.sweep().then(() => this.run(sql, args, opts));
     let p = this.prepare(sql);
     let verdict: Verdict;
     try {
@@ -181,20 +228,20 @@ export class HranaStream implements SqlStream {
       throw toHranaError(e, "prepare");
     }
     refuseOnFollower(this.access.database, p.info.sql);
-    if (p.scans && sweepDue(true)) return sweepStatements().then(() => this.run(sql, args, wantRows));
+    if (p.scans && conn.sweepDue(true)) return conn.sweep().then(() => this.run(sql, args, opts));
     if (verdict !== undefined) {
-      if ("attach" in verdict) return this.attachThenRun(verdict, args, wantRows);
+      if ("attach" in verdict) return this.attachThenRun(verdict, args, opts);
       p = this.prepare(verdict.sql);
     }
     // Once the lock is held, prepare again: another stream may have changed the schema meanwhile.
-    if (!p.readonly && !this.holdsLock) return this.takeLock().then(() => this.run(sql, args, wantRows));
-    return this.exec(conn, p, args, wantRows);
+    if (!p.readonly && !this.holdsLock) return this.takeLock().then(() => this.run(sql, args, opts));
+    return this.exec(conn, p, args, opts);
   }
 
   private async attachThenRun(
     verdict: { attach: string; alias: string },
     args: SqlArgs,
-    wantRows: boolean,
+    opts: ExecOptions,
   ): Promise<ExecResult> {
     const access = this.access;
     let sql: string;
@@ -206,15 +253,59 @@ export class HranaStream implements SqlStream {
       throw toHranaError(e, "prepare");
     }
     if (this.closed) throw new ProtocolError("Stream for this baton was closed");
-    const result = this.exec(this.connection(), this.prepare(sql), args, wantRows);
+    const result = await this.exec(this.connection(), this.prepare(sql), args, opts);
     this.attached.push(verdict.alias);
     return result;
   }
 
-  private exec(conn: EngineConnection, p: Prepared, args: SqlArgs, wantRows: boolean): ExecResult {
+  private exec(
+    conn: EngineConnection,
+    p: Prepared,
+    args: SqlArgs,
+    opts: ExecOptions,
+  ): ExecResult | Promise<ExecResult> {
+    let ran: ExecResult | Promise<ExecResult>;
+    try {
+      ran = conn.execute(p, args, opts);
+    } catch (e) {
+      this.afterStatement(conn, false);
+      throw toHranaError(e);
+    }
+    return ran instanceof Promise ? this.settle(conn, p, ran) : this.finish(conn, p, ran);
+  }
+
+  /** Waits for a statement running off the event loop, then does what a closing or timeout had to leave. */
+  private async settle(conn: EngineConnection, p: Prepared, ran: Promise<ExecResult>): Promise<ExecResult> {
+    this.running = true;
+    let r: ExecResult;
+    try {
+      r = await ran;
+    } catch (e) {
+      this.running = false;
+      this.afterStatement(conn, false);
+      this.afterRunning();
+      throw toHranaError(e);
+    }
+    this.running = false;
+    try {
+      return this.finish(conn, p, r);
+    } finally {
+      this.afterRunning();
+    }
+  }
+
+  private afterRunning(): void {
+    if (this.timeoutDue) {
+      this.timeoutDue = false;
+      this.timeOutTransaction();
+    }
+    if (this.closed) this.finishClose();
+  }
+
+  private finish(conn: EngineConnection, p: Prepared, r: ExecResult): ExecResult {
     let committed = false;
     try {
-      const result = withoutServerPaths(p.info.sql, conn.execute(p, args, wantRows));
+      const result = withoutServerPaths(p.info.sql, r);
       if (this.access.database.is_schema === 1) this.trackSchemaChange(p.info.sql);
       committed = p.info.kind !== "rollback";
       const db = this.access.database;
@@ -226,8 +317,6 @@ export class HranaStream implements SqlStream {
         result.durationMs,
       );
       return result;
-    } catch (e) {
-      throw toHranaError(e);
     } finally {
       this.afterStatement(conn, committed);
     }
@@ -333,6 +422,11 @@ export class HranaStream implements SqlStream {
 
   private timeOutTransaction(): void {
     this.txnTimer = undefined;
+    if (this.running) {
+      // The statement has its own time limit; the rollback follows as soon as it ends.
+      this.timeoutDue = true;
+      return;
+    }
     this.ddl = [];
     if (this.holdsLock && this.conn?.inTransaction) {
       try {
