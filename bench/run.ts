@@ -10,8 +10,10 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
+import { backupBenchmark } from "./backup.js";
 import { batchBenchmark } from "./batch.js";
 import { dataPlaneBenchmark } from "./dataplane.js";
+import { encryptionBenchmark } from "./encryption.js";
 import { replicationBenchmark } from "./replication.js";
 import { scaleBenchmark } from "./scale.js";
 import { syncBenchmark } from "./sync.js";
@@ -29,6 +31,8 @@ const benchmarks: Record<string, (o: { quick: boolean }) => Promise<Record<strin
   replication: replicationBenchmark,
   scale: scaleBenchmark,
   sync: syncBenchmark,
+  encryption: encryptionBenchmark,
+  backup: backupBenchmark,
 };
 
 if (only !== undefined && !(only in benchmarks)) {

@@ -1,11 +1,10 @@
 import { OpenAPIHono } from "@hono/zod-openapi";
-import type { Deps } from "../domain/context.js";
 import { loggablePath } from "../lib/loggable-path.js";
 import { RateLimiter, type RateLimitPolicy } from "../lib/rate-limiter.js";
 import { REQUEST_ID_HEADER, requestIdOf } from "../lib/request-id.js";
 import { registerConsoleRoutes } from "./console.js";
 import { registerDocumentRoutes } from "./document.js";
-import type { AppEnv } from "./env.js";
+import type { ApiPorts, AppEnv } from "./env.js";
 import { errorResponse } from "./error-handler.js";
 import type { Route } from "./route.js";
 import { adminUserRoutes } from "./routes/admin-users.js";
@@ -63,7 +62,7 @@ export interface AppOptions {
 }
 
 /** The management API as a Hono app: routes, the error mapper, request ids and access logs. */
-export function createApp(deps: Deps, opts: AppOptions = {}): OpenAPIHono<AppEnv> {
+export function createApp(deps: ApiPorts, opts: AppOptions = {}): OpenAPIHono<AppEnv> {
   const app = new OpenAPIHono<AppEnv>();
   const limiter = new RateLimiter(opts.rateLimit ?? { limit: 0, windowSeconds: 60 });
 

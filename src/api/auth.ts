@@ -1,8 +1,7 @@
 import type { Context } from "hono";
-import { authenticate } from "../domain/api-tokens.js";
-import type { Ctx } from "../domain/context.js";
-import { UnauthenticatedError } from "../errors.js";
-import type { AppEnv } from "./env.js";
+import { authenticate } from "../domain/accounts/api-token-auth.js";
+import type { ApiCtx, AppEnv } from "./env.js";
+import { apiErrors } from "./errors.js";
 
 /** Reads `Authorization: Bearer <token>`; the scheme is case-insensitive, as in RFC 6750. */
 export function bearerToken(header: string | undefined): string | undefined {
@@ -23,13 +22,12 @@ function originOf(userAgent: string | undefined): string {
  * Builds the request's domain context from its bearer token. With `optional`, a request without an
  * Authorization header passes anonymously; a header that is present must still be valid.
  */
-export async function resolveCtx(c: Context<AppEnv>, optional: boolean): Promise<Ctx | undefined> {
+export async function resolveCtx(c: Context<AppEnv>, optional: boolean): Promise<ApiCtx | undefined> {
   const header = c.req.header("authorization");
   if (header === undefined && optional) return undefined;
-  if (header === undefined)
-    throw new UnauthenticatedError("missing Authorization header with a Bearer API token");
+  if (header === undefined) throw apiErrors.missingToken();
   const token = bearerToken(header);
-  if (!token) throw new UnauthenticatedError("the Authorization header must be: Bearer <API token>");
+  if (!token) throw apiErrors.malformedAuthorization();
   const deps = c.get("deps");
   const actor = await authenticate(deps, token);
   return { deps, actor, origin: originOf(c.req.header("user-agent")) };

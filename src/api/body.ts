@@ -1,6 +1,6 @@
 import type { Context } from "hono";
-import { PayloadTooLargeError } from "../errors.js";
 import type { AppEnv } from "./env.js";
+import { apiErrors } from "./errors.js";
 
 /**
  * Largest JSON body the management API reads. Its bodies are a few hundred bytes (an IP allowlist
@@ -14,15 +14,11 @@ export const MAX_API_BODY_BYTES = 1024 * 1024;
  */
 const DRAIN_BYTES = 256 * 1024 * 1024;
 
-const tooLarge = () =>
-  new PayloadTooLargeError(
-    `the request body is larger than ${MAX_API_BODY_BYTES} bytes, the most the management API reads`,
-  );
-
 /** Refuses a body whose declared length is past the limit, before anything else is done for it. */
 export function refuseDeclaredTooLarge(c: Context<AppEnv>): void {
   const declared = c.req.header("content-length");
-  if (declared !== undefined && Number(declared) > MAX_API_BODY_BYTES) throw tooLarge();
+  if (declared !== undefined && Number(declared) > MAX_API_BODY_BYTES)
+    throw apiErrors.bodyTooLarge(MAX_API_BODY_BYTES);
 }
 
 /**
@@ -52,7 +48,7 @@ export async function bodyText(c: Context<AppEnv>): Promise<string> {
         }
         text += decoder.decode(value, { stream: true });
       }
-      if (size > MAX_API_BODY_BYTES) throw tooLarge();
+      if (size > MAX_API_BODY_BYTES) throw apiErrors.bodyTooLarge(MAX_API_BODY_BYTES);
       text += decoder.decode();
     } finally {
       await reader.cancel().catch(() => undefined);

@@ -1,16 +1,35 @@
-import type { Ctx, Deps } from "../domain/context.js";
+import type { AccountPorts } from "../domain/accounts/ports.js";
+import type { ReadinessProbe } from "../domain/cluster/readiness.js";
+import type { Ctx } from "../domain/core/context.js";
+import type { DbTokenPorts } from "../domain/data-access/ports.js";
+import type { DatabasePorts } from "../domain/databases/ports.js";
+import type { GroupPorts } from "../domain/groups/ports.js";
+import type { PlanPorts } from "../domain/plans/ports.js";
 import type { RateLimiter } from "../lib/rate-limiter.js";
+
+/** What the management API reaches: the ports of every area it serves, and the readiness probes. */
+export type ApiPorts = AccountPorts &
+  PlanPorts &
+  GroupPorts &
+  DatabasePorts &
+  DbTokenPorts & {
+    /** What `GET /health/ready` checks. */
+    readiness: readonly ReadinessProbe[];
+  };
+
+/** A management API request's context: it can call the verbs of every area. */
+export type ApiCtx = Ctx<ApiPorts>;
 
 /** Per-request values Hono carries between middleware and handlers. */
 export interface AppEnv {
   Variables: {
-    deps: Deps;
+    deps: ApiPorts;
     requestId: string;
     /** Per-token request limits set by the operator. */
     limiter: RateLimiter;
     /** The body once read (see api/body.ts). */
     bodyText?: string;
     /** Set once the bearer token was checked; absent on public routes called without one. */
-    ctx?: Ctx;
+    ctx?: ApiCtx;
   };
 }

@@ -1,7 +1,8 @@
 import type { Context } from "hono";
-import { BadGatewayError, MisdirectedError, UnavailableError } from "../errors.js";
+import { MisdirectedError } from "../errors.js";
 import { bodyText } from "./body.js";
 import type { AppEnv } from "./env.js";
+import { apiErrors } from "./errors.js";
 
 /** Marks a request one node sent to another, so it is never forwarded twice. */
 export const FORWARDED_HEADER = "x-shoal-forwarded-by";
@@ -87,13 +88,9 @@ export async function forwardToHolder(
     const why = cause?.message ?? (e as Error).message;
     // fetch itself refuses some ports ("bad port") before connecting.
     if ((cause?.code !== undefined && NOT_SENT.has(cause.code)) || why === "bad port") {
-      throw new UnavailableError(
-        `node ${err.holder.id}, which holds the files this request needs, can't be reached at ${err.holder.url} (${why}); nothing was changed`,
-      );
+      throw apiErrors.holderUnreachable(err.holder.id, err.holder.url, why);
     }
-    throw new BadGatewayError(
-      `node ${err.holder.id} (${err.holder.url}), which holds the files this request needs, failed while serving it (${why}); it may or may not have taken effect: check before retrying`,
-    );
+    throw apiErrors.holderFailed(err.holder.id, err.holder.url, why);
   }
   const out = new Headers();
   answer.headers.forEach((value, name) => {

@@ -1,4 +1,4 @@
-import { InvalidError } from "../errors.js";
+import { apiErrors } from "./errors.js";
 
 /** Largest header block of one part; real ones are a few hundred bytes. */
 /** Bytes allowed before the first boundary (clients send none, or a line of text). */
@@ -18,7 +18,7 @@ export async function* multipartField(
   const m = /^multipart\/form-data\s*;.*\bboundary=(?:"([^"]+)"|([^;\s]+))/i.exec(contentType ?? "");
   const boundary = m?.[1] ?? m?.[2];
   if (!body || !boundary) {
-    throw new InvalidError(`send the file as multipart/form-data, in a field named ${field}`);
+    throw apiErrors.notMultipart(field);
   }
   const reader = body.getReader();
   let buf = Buffer.alloc(0);
@@ -28,26 +28,24 @@ export async function* multipartField(
     buf = buf.length === 0 ? Buffer.from(value) : Buffer.concat([buf, value]);
     return true;
   };
-  const truncated = () => new InvalidError("the multipart body ends before its closing boundary");
   const opening = Buffer.from(`--${boundary}`);
   const delimiter = Buffer.from(`\r\n--${boundary}`);
   try {
     // The preamble before the first boundary is ignored; it is never worth keeping whole.
     let at = buf.indexOf(opening);
     while (at < 0) {
-      if (buf.length > MAX_PREAMBLE)
-        throw new InvalidError("no multipart boundary near the start of the body");
-      if (!(await more())) throw truncated();
+      if (buf.length > MAX_PREAMBLE) throw apiErrors.noMultipartBoundary();
+      if (!(await more())) throw apiErrors.multipartTruncated();
       at = buf.indexOf(opening);
     }
     buf = buf.subarray(at + opening.length);
     for (;;) {
-      while (buf.length < 2) if (!(await more())) throw truncated();
+      while (buf.length < 2) if (!(await more())) throw apiErrors.multipartTruncated();
       if (buf.subarray(0, 2).toString() === "--") break;
       let end = buf.indexOf("\r\n\r\n");
       while (end < 0) {
-        if (buf.length > MAX_PART_HEADERS) throw new InvalidError("a multipart part has oversized headers");
-        if (!(await more())) throw truncated();
+        if (buf.length > MAX_PART_HEADERS) throw apiErrors.multipartHeadersTooLarge();
+        if (!(await more())) throw apiErrors.multipartTruncated();
         end = buf.indexOf("\r\n\r\n");
       }
       const headers = buf.subarray(0, end).toString("latin1");
@@ -67,11 +65,11 @@ export async function* multipartField(
           if (wanted) yield buf.subarray(0, safe);
           buf = buf.subarray(safe);
         }
-        if (!(await more())) throw truncated();
+        if (!(await more())) throw apiErrors.multipartTruncated();
       }
       if (wanted) return;
     }
-    throw new InvalidError(`the multipart body has no field named ${field}`);
+    throw apiErrors.multipartFieldMissing(field);
   } finally {
     await reader.cancel().catch(() => undefined);
   }

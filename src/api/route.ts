@@ -1,18 +1,17 @@
 import type { OpenAPIHono } from "@hono/zod-openapi";
 import { z } from "@hono/zod-openapi";
 import type { Context } from "hono";
-import type { Ctx } from "../domain/context.js";
 import {
   abandonIdempotent,
   beginIdempotent,
   completeIdempotent,
   requestFingerprint,
-} from "../domain/idempotency.js";
-import { InvalidError, LimitExceededError } from "../errors.js";
+} from "../domain/accounts/idempotency.js";
 import { parseLenientJson } from "../lib/json-body.js";
 import { resolveCtx } from "./auth.js";
 import { bodyText, MAX_API_BODY_BYTES, refuseDeclaredTooLarge } from "./body.js";
-import type { AppEnv } from "./env.js";
+import type { ApiCtx, AppEnv } from "./env.js";
+import { apiErrors } from "./errors.js";
 import { forwardable, forwardToHolder } from "./forward.js";
 
 export const ErrorBody = z
@@ -23,7 +22,13 @@ type Method = "get" | "post" | "patch" | "delete" | "put";
 type AnyObject = z.ZodType<Record<string, unknown>>;
 type ErrorStatus = 400 | 401 | 402 | 403 | 404 | 409 | 413 | 422 | 429 | 503;
 
-interface RouteDef<P extends AnyObject, Q extends AnyObject, B extends z.ZodType, A extends boolean> {
+interface RouteDef<
+  P extends AnyObject,
+  Q extends AnyObject,
+  B extends z.ZodType,
+  A extends boolean,
+  R extends z.ZodType,
+> {
   method: Method;
   /** OpenAPI-style path, `{param}` placeholders. */
   path: string;
@@ -35,8 +40,8 @@ interface RouteDef<P extends AnyObject, Q extends AnyObject, B extends z.ZodType
   params?: P;
   query?: Q;
   body?: B;
-  /** Schema of the 200 answer, for the OpenAPI document. */
-  response: z.ZodType;
+  /** Schema of the 200 answer: documented, and what the handler must return (checked by the compiler). */
+  response: R;
   errors?: Partial<Record<ErrorStatus, string>>;
   /**
    * A create that honours an `Idempotency-Key` header: a retry gets the first answer back. Never
@@ -44,13 +49,19 @@ interface RouteDef<P extends AnyObject, Q extends AnyObject, B extends z.ZodType
    */
   idempotent?: boolean;
   handler: (input: {
-    ctx: A extends false ? Ctx | undefined : Ctx;
+    ctx: A extends false ? ApiCtx | undefined : ApiCtx;
     params: z.infer<P>;
     query: z.infer<Q>;
     body: z.infer<B>;
     c: Context<AppEnv>;
-  }) => Promise<unknown> | unknown;
+  }) => Promise<z.output<R>> | z.output<R>;
 }
+
+/** What the OpenAPI document needs of a route. */
+type RouteDoc = Pick<
+  RouteDef<AnyObject, AnyObject, z.ZodType, boolean, z.ZodType>,
+  "method" | "description" | "tags" | "query" | "body" | "response" | "errors" | "idempotent"
+>;
 
 export interface Route {
   method: Method;
@@ -92,16 +103,14 @@ function enforceRateLimit(c: Context<AppEnv>, tokenId: string): void {
   c.header("RateLimit", `"per-token";r=${d.remaining};t=${d.resetSeconds}`);
   if (!d.allowed) {
     c.header("Retry-After", String(d.resetSeconds));
-    throw new LimitExceededError(
-      `rate limit exceeded: ${d.limit} requests per ${limiter.policy.windowSeconds} s for this API token; retry in ${d.resetSeconds} s`,
-    );
+    throw apiErrors.rateLimited(d.limit, limiter.policy.windowSeconds, d.resetSeconds);
   }
 }
 
 /** Runs a create under an Idempotency-Key: the first answer is stored, and a retry replays it. */
 async function runIdempotent(
   c: Context<AppEnv>,
-  ctx: Ctx,
+  ctx: ApiCtx,
   key: string,
   run: () => Promise<unknown>,
 ): Promise<Response> {
@@ -137,21 +146,22 @@ function parse<T extends z.ZodType>(schema: T, value: unknown, where: string): z
   if (r.success) return r.data;
   const issue = r.error.issues[0];
   const at = issue && issue.path.length > 0 ? `${issue.path.join(".")}: ` : "";
-  throw new InvalidError(`invalid ${where}: ${at}${issue?.message ?? "malformed"}`);
+  throw apiErrors.invalidInput(where, at, issue?.message ?? "malformed");
 }
 
 /**
  * Declares one endpoint: its contract (zod schemas, documented in the OpenAPI registry) and its
  * handler. Before the handler runs, the token is checked and params, query and body are parsed;
  * bodies are read leniently (any content type, empty = `{}`, keys matched without case) because
- * that's what the official clients send.
+ * that's what the official clients send. The handler must return the declared response's type.
  */
 export function route<
   P extends AnyObject = typeof EMPTY,
   Q extends AnyObject = typeof EMPTY,
   B extends z.ZodType = typeof EMPTY,
   A extends boolean = true,
->(def: RouteDef<P, Q, B, A>): Route {
+  R extends z.ZodType = z.ZodType,
+>(def: RouteDef<P, Q, B, A, R>): Route {
   const authRequired = def.auth !== false;
   const alias = authRequired ? personalAliasOf(def.path) : undefined;
   return {
@@ -160,83 +170,125 @@ export function route<
     auth: authRequired,
     personalAlias: alias,
     register(app) {
-      const responses: Record<
-        string,
-        { description: string; content?: Record<string, { schema: z.ZodType }> }
-      > = {
-        200: { description: "OK", content: { "application/json": { schema: def.response } } },
-      };
-      const errors: Partial<Record<ErrorStatus, string>> = {
-        ...(authRequired ? { 401: "Missing, malformed, unknown or revoked API token." } : {}),
-        ...(def.body ? { 413: `A body larger than ${MAX_API_BODY_BYTES} bytes.` } : {}),
-        ...def.errors,
-      };
-      for (const [status, description] of Object.entries(errors)) {
-        responses[status] = { description, content: { "application/json": { schema: ErrorBody } } };
-      }
-      const doc = (path: string, summary: string, params: z.ZodType | undefined) =>
-        app.openAPIRegistry.registerPath({
-          method: def.method,
-          path,
-          summary,
-          description: def.description,
-          tags: def.tags,
-          security: authRequired ? [{ bearerAuth: [] }] : [],
-          request: {
-            ...(params ? { params: params as never } : {}),
-            ...(def.query ? { query: def.query as never } : {}),
-            ...(def.body
-              ? { body: { required: false, content: { "application/json": { schema: def.body } } } }
-              : {}),
-            ...(def.idempotent ? { headers: IdempotencyHeader as never } : {}),
-          },
-          responses,
-        });
-      doc(def.path, def.summary, def.params);
-
-      const handle = async (c: Context<AppEnv>, personal: boolean) => {
-        // Before the token is even looked up: a body declared too large is never read.
-        if (def.body) refuseDeclaredTooLarge(c);
-        const ctx = await resolveCtx(c, !authRequired);
-        if (ctx) enforceRateLimit(c, ctx.actor.tokenId);
-        try {
-          const idempotencyKey = def.idempotent && ctx ? c.req.header("idempotency-key") : undefined;
-          if (idempotencyKey !== undefined && ctx) {
-            return await runIdempotent(c, ctx, idempotencyKey, () => run(c, ctx, personal));
-          }
-          return c.json((await run(c, ctx, personal)) as object, 200);
-        } catch (e) {
-          // Files of another node's locations: that node serves the call (see api/forward.ts).
-          const self = c.get("deps").placement.nodeId;
-          if (forwardable(e, c, self)) return forwardToHolder(c, e as never, self);
-          throw e;
-        }
-      };
-      const run = async (c: Context<AppEnv>, ctx: Ctx | undefined, personal: boolean) => {
-        const raw = personal
-          ? { ...c.req.param(), organizationName: ctx?.actor.username ?? "" }
-          : c.req.param();
-        const params = parse(def.params ?? EMPTY, raw, "path");
-        const query = parse(def.query ?? EMPTY, c.req.query(), "query");
-        let body: unknown = {};
-        if (def.body) {
-          const json = parseLenientJson(await bodyText(c));
-          if (!json.ok) throw new InvalidError(`invalid JSON body: ${json.error}`);
-          body = parse(def.body, json.value, "request body");
-        }
-        return def.handler({
-          ctx: ctx as A extends false ? Ctx | undefined : Ctx,
-          params: params as z.infer<P>,
-          query: query as z.infer<Q>,
-          body: body as z.infer<B>,
-          c,
-        });
-      };
-      app.on(def.method.toUpperCase(), toHono(def.path), (c) => handle(c, false));
+      const method = def.method.toUpperCase();
+      documentRoute(app, def, authRequired, def.path, def.summary, def.params);
+      app.on(method, toHono(def.path), handlerFor(def, authRequired, false));
       if (alias) {
-        doc(alias, `${def.summary} (personal organization)`, omitOrg(def.params));
-        app.on(def.method.toUpperCase(), toHono(alias), (c) => handle(c, true));
+        documentRoute(
+          app,
+          def,
+          authRequired,
+          alias,
+          `${def.summary} (personal organization)`,
+          omitOrg(def.params),
+        );
+        app.on(method, toHono(alias), handlerFor(def, authRequired, true));
       }
     },
   };
+}
+
+/** Registers one path of a route in the OpenAPI document, with its answers and their errors. */
+function documentRoute(
+  app: OpenAPIHono<AppEnv>,
+  def: RouteDoc,
+  authRequired: boolean,
+  path: string,
+  summary: string,
+  params: z.ZodType | undefined,
+): void {
+  const responses: Record<string, { description: string; content?: Record<string, { schema: z.ZodType }> }> =
+    { 200: { description: "OK", content: { "application/json": { schema: def.response } } } };
+  const errors: Partial<Record<ErrorStatus, string>> = {
+    ...(authRequired ? { 401: "Missing, malformed, unknown or revoked API token." } : {}),
+    ...(def.body ? { 413: `A body larger than ${MAX_API_BODY_BYTES} bytes.` } : {}),
+    ...def.errors,
+  };
+  for (const [status, description] of Object.entries(errors)) {
+    responses[status] = { description, content: { "application/json": { schema: ErrorBody } } };
+  }
+  app.openAPIRegistry.registerPath({
+    method: def.method,
+    path,
+    summary,
+    description: def.description,
+    tags: def.tags,
+    security: authRequired ? [{ bearerAuth: [] }] : [],
+    request: {
+      ...(params ? { params: params as never } : {}),
+      ...(def.query ? { query: def.query as never } : {}),
+      ...(def.body
+        ? { body: { required: false, content: { "application/json": { schema: def.body } } } }
+        : {}),
+      ...(def.idempotent ? { headers: IdempotencyHeader as never } : {}),
+    },
+    responses,
+  });
+}
+
+/**
+ * The request handler of one path of a route (`personal`: the alias without the organization):
+ * token, rate limit, idempotency, then the route's own handler; a call for another node's files is
+ * forwarded there.
+ */
+function handlerFor<
+  P extends AnyObject,
+  Q extends AnyObject,
+  B extends z.ZodType,
+  A extends boolean,
+  R extends z.ZodType,
+>(
+  def: RouteDef<P, Q, B, A, R>,
+  authRequired: boolean,
+  personal: boolean,
+): (c: Context<AppEnv>) => Promise<Response> {
+  return async (c) => {
+    // Before the token is even looked up: a body declared too large is never read.
+    if (def.body) refuseDeclaredTooLarge(c);
+    const ctx = await resolveCtx(c, !authRequired);
+    if (ctx) enforceRateLimit(c, ctx.actor.tokenId);
+    try {
+      const idempotencyKey = def.idempotent && ctx ? c.req.header("idempotency-key") : undefined;
+      if (idempotencyKey !== undefined && ctx) {
+        return await runIdempotent(c, ctx, idempotencyKey, () => run(def, c, ctx, personal));
+      }
+      return c.json((await run(def, c, ctx, personal)) as object, 200);
+    } catch (e) {
+      // Files of another node's locations: that node serves the call (see api/forward.ts).
+      const self = c.get("deps").placement.nodeId;
+      if (forwardable(e, c, self)) return forwardToHolder(c, e as never, self);
+      throw e;
+    }
+  };
+}
+
+/** Parses the request as the route declares it and runs the route's handler. */
+async function run<
+  P extends AnyObject,
+  Q extends AnyObject,
+  B extends z.ZodType,
+  A extends boolean,
+  R extends z.ZodType,
+>(
+  def: RouteDef<P, Q, B, A, R>,
+  c: Context<AppEnv>,
+  ctx: ApiCtx | undefined,
+  personal: boolean,
+): Promise<z.output<R>> {
+  const raw = personal ? { ...c.req.param(), organizationName: ctx?.actor.username ?? "" } : c.req.param();
+  const params = parse(def.params ?? EMPTY, raw, "path");
+  const query = parse(def.query ?? EMPTY, c.req.query(), "query");
+  let body: unknown = {};
+  if (def.body) {
+    const json = parseLenientJson(await bodyText(c));
+    if (!json.ok) throw apiErrors.invalidJson(json.error);
+    body = parse(def.body, json.value, "request body");
+  }
+  return def.handler({
+    ctx: ctx as A extends false ? ApiCtx | undefined : ApiCtx,
+    params: params as z.infer<P>,
+    query: query as z.infer<Q>,
+    body: body as z.infer<B>,
+    c,
+  });
 }

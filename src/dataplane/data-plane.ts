@@ -1,7 +1,5 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { Duplex } from "node:stream";
-import type { Deps } from "../domain/context.js";
-import { schemaChanged } from "../domain/schema-databases.js";
 import { clientAddressResolver } from "./client-address.js";
 import { HttpStreams } from "./hrana/http-streams.js";
 import type { LocationServices } from "./hrana/location-stream.js";
@@ -9,6 +7,7 @@ import { ResponseBytes, type ResponseLimits } from "./hrana/response-budget.js";
 import type { StreamLimits, StreamServices } from "./hrana/stream.js";
 import { StreamCounts } from "./hrana/stream-limits.js";
 import { HranaHttp } from "./http.js";
+import type { DataPlaneParts } from "./parts.js";
 import { CommitWaiters } from "./pull/commit-waiters.js";
 import type { PullServices } from "./pull/pull-updates.js";
 import type { DataRoute } from "./routing.js";
@@ -39,7 +38,7 @@ export interface DataPlane {
 }
 
 /** Everything that serves SQL to clients: Hrana over HTTP and WebSocket, for every database. */
-export function createDataPlane(deps: Deps, settings: DataPlaneSettings): DataPlane {
+export function createDataPlane(deps: DataPlaneParts, settings: DataPlaneSettings): DataPlane {
   const services: StreamServices & SyncServices & LocationServices & PullServices = {
     pool: deps.pool,
     frameLogs: deps.frameLogs,
@@ -55,7 +54,7 @@ export function createDataPlane(deps: Deps, settings: DataPlaneSettings): DataPl
     ),
     schemaChanged(access, conn, statements) {
       try {
-        schemaChanged(deps, access.database, conn, statements);
+        deps.schema.changed(access.database, conn, statements);
       } catch (e) {
         // The commit stands, but unjournaled: its followers miss this change, and applying the
         // next one to them fails its check (recorded in the audit log) instead of diverging silently.

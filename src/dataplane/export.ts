@@ -2,7 +2,7 @@ import { randomBytes } from "node:crypto";
 import { closeSync, createReadStream, fstatSync, openSync, rmSync } from "node:fs";
 import type { ServerResponse } from "node:http";
 import { pipeline } from "node:stream/promises";
-import type { DataAccess } from "../domain/data-access.js";
+import type { DataAccess } from "../domain/data-access/open.js";
 import { dumpDatabase } from "../engine/dump-export.js";
 import type { ConnectionPool } from "../engine/pool.js";
 import { exportInto } from "../engine/snapshot.js";

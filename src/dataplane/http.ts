@@ -1,6 +1,5 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
-import type { Deps } from "../domain/context.js";
-import { type DataAccess, openDataAccess, openDataAccessCached } from "../domain/data-access.js";
+import { type DataAccess, openDataAccess, openDataAccessCached } from "../domain/data-access/open.js";
 import { damagedMessage, isDamaged, primaryCode } from "../engine/sqlite-errors.js";
 import { AppError, ForbiddenError, UnauthenticatedError } from "../errors.js";
 import { STATUS_OF_KIND } from "../lib/error-status.js";
@@ -30,6 +29,7 @@ import {
   sendError,
   sendJson,
 } from "./http-io.js";
+import type { DataPlaneParts } from "./parts.js";
 import { type PullServices, pullUpdates } from "./pull/pull-updates.js";
 import type { DataRoute } from "./routing.js";
 import { type SyncServices, syncExport, syncFrames, syncInfo } from "./sync.js";
@@ -56,7 +56,7 @@ function batonOf(body: Record<string, unknown>): string | undefined {
  */
 export class HranaHttp {
   constructor(
-    private readonly deps: Deps,
+    private readonly deps: DataPlaneParts,
     private readonly streams: HttpStreams,
     private readonly services: StreamServices & SyncServices & LocationServices & PullServices,
     private readonly clientAddress: ClientAddress,

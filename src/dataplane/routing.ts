@@ -1,4 +1,4 @@
-import type { DatabaseLocator } from "../domain/directory.js";
+import type { DatabaseLocator } from "../domain/data-access/ports.js";
 
 /** A request for a database: which one, and the path within its data plane (`/v2/pipeline`, ...). */
 export interface DataRoute {

@@ -1,4 +1,4 @@
-import type { DataPlaneDatabase } from "../domain/directory.js";
+import type { DataPlaneDatabase } from "../domain/data-access/ports.js";
 import { HranaError } from "./hrana/errors.js";
 
 /**

@@ -1,6 +1,6 @@
 import { createReadStream } from "node:fs";
 import type { ServerResponse } from "node:http";
-import type { DataAccess } from "../domain/data-access.js";
+import type { DataAccess } from "../domain/data-access/open.js";
 import type { FrameLogs } from "../engine/frame-logs.js";
 import type { ConnectionPool } from "../engine/pool.js";
 import { FRAME_BYTES } from "../engine/wal.js";

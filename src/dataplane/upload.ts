@@ -2,10 +2,10 @@ import { randomBytes } from "node:crypto";
 import { createWriteStream, openSync, rmSync, truncateSync, writeFileSync } from "node:fs";
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { pipeline } from "node:stream/promises";
-import type { Deps } from "../domain/context.js";
-import type { DataAccess } from "../domain/data-access.js";
-import { installUpload, type UploadTarget, uploadTarget } from "../domain/uploads.js";
+import type { DataAccess } from "../domain/data-access/open.js";
+import { type UploadTarget, uploadTarget } from "../domain/data-access/upload-target.js";
 import { ConflictError, InvalidError, NotFoundError, UnavailableError } from "../errors.js";
+import type { DataPlaneParts } from "./parts.js";
 
 /** Bytes per chunk of a multipart upload (the client sends chunks of exactly this size). */
 const CHUNK_BYTES = 8 * 1024 * 1024;
@@ -43,16 +43,16 @@ export function isUploadRequest(method: string, path: string): boolean {
  *   `{chunk_size, upload_id}`, then `PUT /v2/upload/{id}/chunk/{n}` with each chunk (retried
  *   chunks overwrite themselves), then `PUT /v2/upload/{id}/finalize`. Older CLIs leave the id out.
  * The file is assembled beside the primary, checked, and installed only when complete (see
- * domain/uploads.ts); a database takes one upload at a time.
+ * hosting/upload-installer.ts); a database takes one upload at a time.
  */
 export class DatabaseUploads {
   private readonly sessions = new Map<string, Session>();
 
-  constructor(private readonly deps: Deps) {}
+  constructor(private readonly deps: DataPlaneParts) {}
 
   async handle(req: IncomingMessage, res: ServerResponse, path: string, access: DataAccess): Promise<void> {
     this.sweep();
-    const target = uploadTarget(this.deps, access);
+    const target = uploadTarget(access);
     if (req.method === "POST") return this.single(req, res, target);
     if (START.test(path)) return this.start(req, res, target);
     const chunk = CHUNK.exec(path);
@@ -130,7 +130,7 @@ export class DatabaseUploads {
     s.installing = true;
     s.busy++;
     try {
-      await installUpload(this.deps, s.target, s.target.tempPath);
+      await this.deps.uploads.install(s.target, s.target.tempPath);
     } catch (e) {
       // Busy: the same file can be finalized again. Anything else: the upload starts over.
       if (!(e instanceof UnavailableError)) this.drop(s);
@@ -194,10 +194,10 @@ export class DatabaseUploads {
   }
 }
 
-const uploads = new WeakMap<Deps, DatabaseUploads>();
+const uploads = new WeakMap<DataPlaneParts, DatabaseUploads>();
 
 /** The uploads under way on this node. */
-export function uploadsOf(deps: Deps): DatabaseUploads {
+export function uploadsOf(deps: DataPlaneParts): DatabaseUploads {
   let u = uploads.get(deps);
   if (!u) {
     u = new DatabaseUploads(deps);

@@ -1,21 +1,21 @@
 import type { IncomingMessage } from "node:http";
 import type { Duplex } from "node:stream";
 import { type WebSocket, WebSocketServer } from "ws";
-import type { Deps } from "../domain/context.js";
-import { type DataAccess, openDataAccess } from "../domain/data-access.js";
-import type { DatabaseLocator } from "../domain/directory.js";
+import { type DataAccess, openDataAccess } from "../domain/data-access/open.js";
+import type { DatabaseLocator } from "../domain/data-access/ports.js";
 import { AppError, ForbiddenError } from "../errors.js";
 import { REQUEST_ID_HEADER, requestIdOf } from "../lib/request-id.js";
 import type { ClientAddress } from "./client-address.js";
-import { batchCursorEntries } from "./hrana/cursor.js";
+import { batchCursorEntries, type Cursor, takeEntries } from "./hrana/cursor.js";
 import { dispatch } from "./hrana/dispatch.js";
 import { HranaError, ProtocolError } from "./hrana/errors.js";
 import type { LocationServices } from "./hrana/location-stream.js";
 import { openStream } from "./hrana/open-stream.js";
-import { parseBatch, parseStreamRequest, type Stmt, type StreamRequest } from "./hrana/requests.js";
+import { parseBatch, parseStreamRequest } from "./hrana/requests.js";
 import type { ResponseBudget, ResponseBytes } from "./hrana/response-budget.js";
-import { SqlStore, WS_SQL_LIMITS } from "./hrana/sql-store.js";
+import { inlineStoredSql, SqlStore, WS_SQL_LIMITS } from "./hrana/sql-store.js";
 import type { SqlStream, StreamServices } from "./hrana/stream.js";
+import type { DataPlaneParts } from "./parts.js";
 import { WsSender } from "./ws-sender.js";
 
 export interface WebSocketLimits {
@@ -44,7 +44,7 @@ export class HranaWebSockets {
   private readonly requestIds = new WeakMap<IncomingMessage, string>();
 
   constructor(
-    private readonly deps: Deps,
+    private readonly deps: DataPlaneParts,
     private readonly services: StreamServices & LocationServices,
     private readonly clientAddress: ClientAddress,
     private readonly limits: WebSocketLimits,
@@ -94,16 +94,6 @@ interface StreamEntry {
   chain: Promise<void>;
 }
 
-/** An open cursor: its entries are made (and their rows encoded) as they are fetched. */
-interface Cursor {
-  streamId: number;
-  entries: Iterator<Record<string, unknown>> | undefined;
-  /** The entry taken past the last page, to know whether more follow. */
-  next: IteratorResult<Record<string, unknown>> | undefined;
-  budget: ResponseBudget;
-  ready: Promise<void>;
-}
-
 class HranaWsConnection {
   private readonly sqls = new SqlStore(WS_SQL_LIMITS);
   /** A stream's entry exists from `open_stream` on; `stream` is set once it has actually opened. */
@@ -120,7 +110,7 @@ class HranaWsConnection {
     private readonly location: string | undefined,
     /** The client's address, for databases with an IP allowlist. */
     private readonly peer: string | undefined,
-    private readonly deps: Deps,
+    private readonly deps: DataPlaneParts,
     private readonly services: StreamServices & LocationServices,
     private readonly requestId: string,
     private readonly limits: WebSocketLimits,
@@ -185,141 +175,158 @@ class HranaWsConnection {
     const r = (raw ?? {}) as Record<string, unknown>;
     const streamId = r.stream_id;
     switch (r.type) {
-      case "open_stream": {
-        if (typeof streamId !== "number" || this.streams.has(streamId))
-          throw new ProtocolError("invalid stream_id");
-        if (this.streams.size >= this.limits.maxStreams) {
-          const message =
-            `this connection already has ${this.limits.maxStreams} streams open, the most the server ` +
-            "allows (SHOAL_MAX_STREAMS_PER_WEBSOCKET): close streams you no longer use";
-          void this.authenticated.then((a) => {
-            if (a)
-              this.send({
-                type: "response_error",
-                request_id: id,
-                error: { message, code: "STREAMS_TOO_MANY" },
-              });
-          });
-          return;
-        }
-        const entry: StreamEntry = { chain: Promise.resolve() };
-        this.streams.set(streamId, entry);
-        this.enqueue(entry, async (access) => {
-          try {
-            entry.stream = openStream(access, this.sqls, this.services, this.location);
-          } catch (e) {
-            if (!(e instanceof AppError) && !(e instanceof HranaError)) throw e;
-            // Never opened: the id is free again, and it doesn't count against the limit.
-            this.streams.delete(streamId);
-            this.send({
-              type: "response_error",
-              request_id: id,
-              error: { message: e.message, code: e.code ?? "ERROR" },
-            });
-            return;
-          }
-          this.respond(id, { type: "open_stream" });
-        });
+      case "open_stream":
+        this.openStreamRequest(id, streamId);
         return;
-      }
-      case "close_stream": {
-        const entry = this.streamEntry(streamId);
-        this.enqueue(entry, async () => {
-          entry.stream?.close();
-          this.streams.delete(streamId as number);
-          this.respond(id, { type: "close_stream" });
-        });
+      case "close_stream":
+        this.closeStreamRequest(id, streamId);
         return;
-      }
       case "store_sql":
-      case "close_sql": {
-        // Connection-wide, and applied at once so later requests on any stream see it in order.
-        const req = parseStreamRequest(r);
-        let error: HranaError | undefined;
-        try {
-          if (req.type === "store_sql") this.sqls.store(req.sqlId, req.sql);
-          else if (req.type === "close_sql") this.sqls.close(req.sqlId);
-        } catch (e) {
-          if (!(e instanceof HranaError)) throw e;
-          error = e;
-        }
-        void this.authenticated.then((a) => {
-          if (!a) return;
-          if (error) this.send({ type: "response_error", request_id: id, error: error.toJSON() });
-          else this.respond(id, { type: req.type });
-        });
+      case "close_sql":
+        this.storeOrCloseSqlRequest(id, r);
         return;
-      }
-      case "open_cursor": {
-        const entry = this.streamEntry(streamId);
-        const cursorId = r.cursor_id;
-        if (typeof cursorId !== "number" || this.cursors.has(cursorId))
-          throw new ProtocolError("invalid cursor_id");
-        const batch = this.inlineSql({ type: "batch", batch: parseBatch(r.batch) });
-        const cursor: Cursor = {
-          streamId: streamId as number,
-          entries: undefined,
-          next: undefined,
-          budget: this.limits.responses.budget(),
-          ready: Promise.resolve(),
-        };
-        this.cursors.set(cursorId, cursor);
-        cursor.ready = this.enqueue(entry, async () => {
-          if (batch.type !== "batch" || !entry.stream) return;
-          // Checked again for every request, as for the others: a rotation, a revocation or a
-          // changed allowlist applies to a socket that stays open.
-          entry.stream.access = await openDataAccess(this.deps, this.locator, this.jwt, "sql", this.peer);
-          cursor.entries = batchCursorEntries(await entry.stream.batch(batch.batch, cursor.budget));
-          this.respond(id, { type: "open_cursor" });
-        });
+      case "open_cursor":
+        this.openCursorRequest(id, r, streamId);
         return;
-      }
-      case "fetch_cursor": {
-        const cursor = typeof r.cursor_id === "number" ? this.cursors.get(r.cursor_id) : undefined;
-        if (!cursor) throw new ProtocolError(`cursor ${String(r.cursor_id)} is not open`);
-        const max = typeof r.max_count === "number" && r.max_count > 0 ? r.max_count : 1000;
-        void cursor.ready.then(() => {
-          const entries = takeEntries(cursor, max);
-          const done = cursor.next?.done !== false;
-          if (done) cursor.budget.settle();
-          this.respond(id, { type: "fetch_cursor", entries, done });
-        });
+      case "fetch_cursor":
+        this.fetchCursorRequest(id, r);
         return;
-      }
-      case "close_cursor": {
-        if (typeof r.cursor_id === "number") {
-          this.cursors.get(r.cursor_id)?.budget.settle();
-          this.cursors.delete(r.cursor_id);
-        }
-        void this.authenticated.then((a) => a && this.respond(id, { type: "close_cursor" }));
+      case "close_cursor":
+        this.closeCursorRequest(id, r);
         return;
-      }
-      default: {
-        const entry = this.streamEntry(streamId);
-        // Stored SQL is resolved now: a later close_sql must not change what this request runs.
-        const req = this.inlineSql(parseStreamRequest(r));
-        entry.chain = entry.chain.then(async () => {
-          const access = await this.authenticated;
-          if (!access || !entry.stream) return;
-          const budget = this.limits.responses.budget();
-          try {
-            entry.stream.access = await openDataAccess(this.deps, this.locator, this.jwt, "sql", this.peer);
-            await this.respondLarge(id, await dispatch(entry.stream, req, budget), budget);
-          } catch (e) {
-            budget.settle();
-            if (e instanceof HranaError)
-              this.send({ type: "response_error", request_id: id, error: e.toJSON() });
-            else if (e instanceof AppError) {
-              this.send({
-                type: "response_error",
-                request_id: id,
-                error: { message: e.message, code: e.code ?? "ERROR" },
-              });
-            } else this.fail(e);
-          }
-        });
-      }
+      default:
+        this.streamRequest(id, r, streamId);
+        return;
     }
+  }
+
+  private openStreamRequest(id: number, streamId: unknown): void {
+    if (typeof streamId !== "number" || this.streams.has(streamId))
+      throw new ProtocolError("invalid stream_id");
+    if (this.streams.size >= this.limits.maxStreams) {
+      const message =
+        `this connection already has ${this.limits.maxStreams} streams open, the most the server ` +
+        "allows (SHOAL_MAX_STREAMS_PER_WEBSOCKET): close streams you no longer use";
+      void this.authenticated.then((a) => {
+        if (a)
+          this.send({ type: "response_error", request_id: id, error: { message, code: "STREAMS_TOO_MANY" } });
+      });
+      return;
+    }
+    const entry: StreamEntry = { chain: Promise.resolve() };
+    this.streams.set(streamId, entry);
+    this.enqueue(entry, async (access) => {
+      try {
+        entry.stream = openStream(access, this.sqls, this.services, this.location);
+      } catch (e) {
+        if (!(e instanceof AppError) && !(e instanceof HranaError)) throw e;
+        // Never opened: the id is free again, and it doesn't count against the limit.
+        this.streams.delete(streamId);
+        this.send({
+          type: "response_error",
+          request_id: id,
+          error: { message: e.message, code: e.code ?? "ERROR" },
+        });
+        return;
+      }
+      this.respond(id, { type: "open_stream" });
+    });
+  }
+
+  private closeStreamRequest(id: number, streamId: unknown): void {
+    const entry = this.streamEntry(streamId);
+    this.enqueue(entry, async () => {
+      entry.stream?.close();
+      this.streams.delete(streamId as number);
+      this.respond(id, { type: "close_stream" });
+    });
+  }
+
+  private storeOrCloseSqlRequest(id: number, r: Record<string, unknown>): void {
+    // Connection-wide, and applied at once so later requests on any stream see it in order.
+    const req = parseStreamRequest(r);
+    let error: HranaError | undefined;
+    try {
+      if (req.type === "store_sql") this.sqls.store(req.sqlId, req.sql);
+      else if (req.type === "close_sql") this.sqls.close(req.sqlId);
+    } catch (e) {
+      if (!(e instanceof HranaError)) throw e;
+      error = e;
+    }
+    void this.authenticated.then((a) => {
+      if (!a) return;
+      if (error) this.send({ type: "response_error", request_id: id, error: error.toJSON() });
+      else this.respond(id, { type: req.type });
+    });
+  }
+
+  private openCursorRequest(id: number, r: Record<string, unknown>, streamId: unknown): void {
+    const entry = this.streamEntry(streamId);
+    const cursorId = r.cursor_id;
+    if (typeof cursorId !== "number" || this.cursors.has(cursorId))
+      throw new ProtocolError("invalid cursor_id");
+    const batch = inlineStoredSql(this.sqls, { type: "batch", batch: parseBatch(r.batch) });
+    const cursor: Cursor = {
+      streamId: streamId as number,
+      entries: undefined,
+      next: undefined,
+      budget: this.limits.responses.budget(),
+      ready: Promise.resolve(),
+    };
+    this.cursors.set(cursorId, cursor);
+    cursor.ready = this.enqueue(entry, async () => {
+      if (batch.type !== "batch" || !entry.stream) return;
+      // Checked again for every request, as for the others: a rotation, a revocation or a
+      // changed allowlist applies to a socket that stays open.
+      entry.stream.access = await openDataAccess(this.deps, this.locator, this.jwt, "sql", this.peer);
+      cursor.entries = batchCursorEntries(await entry.stream.batch(batch.batch, cursor.budget));
+      this.respond(id, { type: "open_cursor" });
+    });
+  }
+
+  private fetchCursorRequest(id: number, r: Record<string, unknown>): void {
+    const cursor = typeof r.cursor_id === "number" ? this.cursors.get(r.cursor_id) : undefined;
+    if (!cursor) throw new ProtocolError(`cursor ${String(r.cursor_id)} is not open`);
+    const max = typeof r.max_count === "number" && r.max_count > 0 ? r.max_count : 1000;
+    void cursor.ready.then(() => {
+      const entries = takeEntries(cursor, max);
+      const done = cursor.next?.done !== false;
+      if (done) cursor.budget.settle();
+      this.respond(id, { type: "fetch_cursor", entries, done });
+    });
+  }
+
+  private closeCursorRequest(id: number, r: Record<string, unknown>): void {
+    if (typeof r.cursor_id === "number") {
+      this.cursors.get(r.cursor_id)?.budget.settle();
+      this.cursors.delete(r.cursor_id);
+    }
+    void this.authenticated.then((a) => a && this.respond(id, { type: "close_cursor" }));
+  }
+
+  private streamRequest(id: number, r: Record<string, unknown>, streamId: unknown): void {
+    const entry = this.streamEntry(streamId);
+    // Stored SQL is resolved now: a later close_sql must not change what this request runs.
+    const req = inlineStoredSql(this.sqls, parseStreamRequest(r));
+    entry.chain = entry.chain.then(async () => {
+      const access = await this.authenticated;
+      if (!access || !entry.stream) return;
+      const budget = this.limits.responses.budget();
+      try {
+        entry.stream.access = await openDataAccess(this.deps, this.locator, this.jwt, "sql", this.peer);
+        await this.respondLarge(id, await dispatch(entry.stream, req, budget), budget);
+      } catch (e) {
+        budget.settle();
+        if (e instanceof HranaError) this.send({ type: "response_error", request_id: id, error: e.toJSON() });
+        else if (e instanceof AppError) {
+          this.send({
+            type: "response_error",
+            request_id: id,
+            error: { message: e.message, code: e.code ?? "ERROR" },
+          });
+        } else this.fail(e);
+      }
+    });
   }
 
   /**
@@ -341,27 +348,6 @@ class HranaWsConnection {
     const entry = typeof streamId === "number" ? this.streams.get(streamId) : undefined;
     if (!entry) throw new ProtocolError(`stream ${String(streamId)} is not open`);
     return entry;
-  }
-
-  private inlineSql(req: StreamRequest): StreamRequest {
-    const text = (ref: { sql?: string; sqlId?: number }) => {
-      if (ref.sqlId === undefined) return ref.sql;
-      const sql = this.sqls.get(ref.sqlId);
-      if (sql === undefined) throw new ProtocolError(`SQL text ${ref.sqlId} is not stored`);
-      return sql;
-    };
-    const stmt = (s: Stmt): Stmt => ({ ...s, sql: text(s), sqlId: undefined });
-    switch (req.type) {
-      case "execute":
-        return { ...req, stmt: stmt(req.stmt) };
-      case "batch":
-        return { ...req, batch: { steps: req.batch.steps.map((st) => ({ ...st, stmt: stmt(st.stmt) })) } };
-      case "sequence":
-      case "describe":
-        return { type: req.type, sql: text(req) };
-      default:
-        return req;
-    }
   }
 
   private respond(id: number, response: Record<string, unknown>): void {
@@ -392,17 +378,4 @@ class HranaWsConnection {
   private internal() {
     return { message: `internal error (request ${this.requestId})`, code: "INTERNAL_ERROR" };
   }
-}
-
-/** Up to `max` entries of a cursor, keeping the one after them to tell whether more follow. */
-function takeEntries(cursor: Cursor, max: number): Array<Record<string, unknown>> {
-  const out: Array<Record<string, unknown>> = [];
-  if (!cursor.entries) return out;
-  let next = cursor.next ?? cursor.entries.next();
-  while (!next.done && out.length < max) {
-    out.push(next.value);
-    next = cursor.entries.next();
-  }
-  cursor.next = next;
-  return out;
 }

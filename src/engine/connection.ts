@@ -1,7 +1,14 @@
 import type Database from "libsql";
 import { bindArguments } from "./bind.js";
 import { interrupt } from "./driver.js";
-import { type ExecutionLimits, type Ran, type RowBudget, runBounded, runUnbounded } from "./execute.js";
+import {
+  type ExecutionLimits,
+  type Ran,
+  type RowBudget,
+  resetExplain,
+  runBounded,
+  runUnbounded,
+} from "./execute.js";
 import { closeWhenUnreferenced, sweepStatements } from "./handle-release.js";
 import { type StatementInfo, splitStatements } from "./sql-lexer.js";
 import { statementParameters } from "./sql-params.js";
@@ -360,6 +367,14 @@ export class EngineConnection {
     return stmt.iterate(...args) as IterableIterator<SqlValue[]>;
   }
 
+  /** Runs one statement with arguments on this thread, for the engine's own use (never a client's SQL). */
+  run(sql: string, args: readonly SqlValue[] = []): void {
+    if (this.running) throw new Error("the connection is running a statement");
+    const stmt = this.db.prepare(sql);
+    this.garbage.push(stmt);
+    stmt.run(...args);
+  }
+
   /** Runs SQL that returns nothing, for the engine's own use (ROLLBACK on expiry, PRAGMAs). */
   exec(sql: string): void {
     if (this.running) throw new Error("the connection is running a statement");
@@ -381,18 +396,5 @@ export class EngineConnection {
 
   private scanned(sql: string): number {
     return Number((this.scanStmt.get(sql) as number[] | undefined)?.[0] ?? 0);
-  }
-}
-
-/**
- * The driver leaves an EXPLAIN statement "in progress" after reading all its rows (other
- * statements are reset), and an in-progress statement makes the connection's next COMMIT fail with
- * "SQL statements in progress". `get()` runs it once more and resets it; EXPLAIN does no work.
- */
-function resetExplain(stmt: Database.Statement, bound: SqlValue[] | Record<string, SqlValue>): void {
-  try {
-    stmt.get(bound);
-  } catch {
-    // Binding errors surfaced on the first run already.
   }
 }

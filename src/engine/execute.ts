@@ -203,3 +203,16 @@ export function rowBytes(row: readonly SqlValue[]): number {
   }
   return n;
 }
+
+/**
+ * The driver leaves an EXPLAIN statement "in progress" after reading all its rows (other
+ * statements are reset), and an in-progress statement makes the connection's next COMMIT fail with
+ * "SQL statements in progress". `get()` runs it once more and resets it; EXPLAIN does no work.
+ */
+export function resetExplain(stmt: Database.Statement, bound: SqlValue[] | Record<string, SqlValue>): void {
+  try {
+    stmt.get(bound);
+  } catch {
+    // Binding errors surfaced on the first run already.
+  }
+}

@@ -2,6 +2,8 @@ import { existsSync } from "node:fs";
 import Database from "libsql";
 import { EngineConnection } from "./connection.js";
 import { connectionBudget, descriptorsNearlyUsed } from "./descriptors.js";
+import type { DatabaseKey } from "./encryption/keys.js";
+import { keyFailure, keyOptions } from "./encryption/open.js";
 import { defaultLimits, type ExecutionLimits } from "./execute.js";
 import { flushClosing } from "./handle-release.js";
 import {
@@ -71,6 +73,8 @@ export class ConnectionPool {
   /** Insertion order is recency: the first entry is the least recently used database. */
   private readonly entries = new Map<string, Entry>();
   private readonly locks = new Map<string, WriteLock>();
+  /** The key check each connection of an encrypted database was opened with. */
+  private readonly keyChecks = new WeakMap<EngineConnection, string>();
   private open = 0;
   private readonly hardLimit: number;
   private readonly limits: ExecutionLimits;
@@ -87,22 +91,23 @@ export class ConnectionPool {
   }
 
   /**
-   * A connection to the database at `path`, opened if no idle one is available. At the hard limit
-   * (or when the process runs out of descriptors) idle connections of other databases close first;
-   * only when every connection is busy is the request refused, with ConnectionsExhaustedError.
+   * A connection to the database at `path`, opened if no idle one is available; `key` for an
+   * encrypted database (only a connection opened with the same key is handed out). At the hard
+   * limit (or when the process runs out of descriptors) idle connections of other databases close
+   * first; only when every connection is busy is the request refused, with ConnectionsExhaustedError.
    */
-  checkout(path: string): EngineConnection {
+  checkout(path: string, key?: DatabaseKey): EngineConnection {
     let entry = this.entries.get(path);
     if (entry) this.entries.delete(path);
     else entry = { idle: [], inUse: 0, retired: false };
     this.entries.set(path, entry);
     entry.inUse++;
-    const conn = entry.idle.pop();
+    const conn = this.takeIdle(entry, key);
     if (conn) return conn;
     try {
       if (this.open >= this.hardLimit) this.closeIdle(this.open - this.hardLimit + 1);
       if (this.open >= this.hardLimit) throw new ConnectionsExhaustedError(this.hardLimit);
-      const opened = this.connectWithin(path);
+      const opened = this.connectWithin(path, key);
       this.open++;
       this.evictBeyondLimit();
       return opened;
@@ -114,15 +119,15 @@ export class ConnectionPool {
   }
 
   /** Opens a connection; when the process is out of descriptors, closes idle ones and tries once more. */
-  private connectWithin(path: string): EngineConnection {
+  private connectWithin(path: string, key: DatabaseKey | undefined): EngineConnection {
     try {
-      return this.connect(path);
+      return this.connect(path, key);
     } catch (e) {
       if (!isSqliteFailure(e) || primaryCode(e) !== "SQLITE_CANTOPEN" || !descriptorsNearlyUsed()) throw e;
       this.closeIdle(Number.POSITIVE_INFINITY);
     }
     try {
-      return this.connect(path);
+      return this.connect(path, key);
     } catch (e) {
       if (isSqliteFailure(e) && primaryCode(e) === "SQLITE_CANTOPEN" && descriptorsNearlyUsed())
         throw new ConnectionsExhaustedError(this.hardLimit);
@@ -203,9 +208,18 @@ export class ConnectionPool {
     return { open: this.open, idle, inUse, databases: this.entries.size };
   }
 
-  private connect(path: string): EngineConnection {
+  /** The most recent idle connection opened with `key`; idle ones opened with another close. */
+  private takeIdle(entry: Entry, key: DatabaseKey | undefined): EngineConnection | undefined {
+    for (let conn = entry.idle.pop(); conn; conn = entry.idle.pop()) {
+      if (this.keyChecks.get(conn) === key?.check) return conn;
+      this.closeConnection(conn);
+    }
+    return undefined;
+  }
+
+  private connect(path: string, key?: DatabaseKey): EngineConnection {
     if (!existsSync(path)) throw new MissingFileError();
-    const db = new Database(path, { fileMustExist: true });
+    const db = new Database(path, { fileMustExist: true, ...keyOptions(key) });
     try {
       db.exec("PRAGMA journal_mode = WAL");
       db.exec(`PRAGMA synchronous = ${this.opts.synchronous}`);
@@ -214,10 +228,13 @@ export class ConnectionPool {
       db.exec("PRAGMA busy_timeout = 50");
       // Only the frame log checkpoints: each checkpoint ends a replication generation.
       db.exec("PRAGMA wal_autocheckpoint = 0");
-      return new EngineConnection(path, db, this.limits);
+      const conn = new EngineConnection(path, db, this.limits);
+      if (key) this.keyChecks.set(conn, key.check);
+      return conn;
     } catch (e) {
       db.close();
-      throw e;
+      // The first read is where the engine notices a missing or wrong key.
+      throw keyFailure(e, path, key !== undefined) ?? e;
     }
   }
 

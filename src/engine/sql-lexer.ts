@@ -27,33 +27,9 @@ import {
   WORD,
   wordIs,
 } from "./sql-tokens.js";
+import { READ_PRAGMAS_WITH_ARG, type StatementInfo, type StatementKind } from "./statement-info.js";
 
-/** What a statement does, as far as transaction handling and read/write routing care. */
-export type StatementKind =
-  | "read"
-  | "write"
-  | "begin"
-  | "commit"
-  | "rollback"
-  | "savepoint"
-  | "attach"
-  | "detach"
-  | "other";
-
-/** One statement of a SQL text and what kind of statement it is. */
-export interface StatementInfo {
-  /** The statement's text, trimmed of surrounding whitespace and comments, without the trailing semicolon. */
-  sql: string;
-  kind: StatementKind;
-  /** For kind "begin": "deferred" | "immediate" | "exclusive" | "readonly" (plain BEGIN = "deferred"). Otherwise undefined. */
-  beginMode?: "deferred" | "immediate" | "exclusive" | "readonly";
-  /** True for INSERT/UPDATE/DELETE/REPLACE (also when introduced by WITH): the statements whose changes() count. */
-  isDml: boolean;
-  /** True when the statement is INSERT or REPLACE (also after WITH): last_insert_rowid is meaningful. */
-  isInsert: boolean;
-  /** True when the statement starts with EXPLAIN. */
-  isExplain: boolean;
-}
+export type { StatementInfo, StatementKind };
 
 // Classifier states.
 const S_START = 0;
@@ -70,26 +46,6 @@ const S_WITH_AFTER_NAME = 10;
 const S_WITH_AFTER_AS = 11;
 const S_WITH_AFTER_BODY = 12;
 const S_SKIP_PARENS = 13;
-
-/** PRAGMAs that only read even when given an argument, so `PRAGMA table_info(t)` isn't routed as a write. */
-const READ_PRAGMAS_WITH_ARG: ReadonlySet<string> = new Set([
-  "table_info",
-  "table_xinfo",
-  "table_list",
-  "index_info",
-  "index_xinfo",
-  "index_list",
-  "foreign_key_list",
-  "foreign_key_check",
-  "integrity_check",
-  "quick_check",
-  "function_list",
-  "module_list",
-  "pragma_list",
-  "collation_list",
-  "database_list",
-  "compile_options",
-]);
 
 /** What collects a statement's parameters as the scanner passes them (see sql-params.ts). */
 export interface ParamSink {
@@ -245,6 +201,24 @@ export class StatementScanner {
         this.pragmaAfterName(this.punct(t));
         return;
       case S_WITH_NAME:
+      case S_WITH_AFTER_NAME:
+      case S_WITH_AFTER_AS:
+      case S_WITH_AFTER_BODY:
+        this.inWith(t);
+        return;
+      case S_SKIP_PARENS: {
+        const p = this.punct(t);
+        if (p === CH_LPAREN) this.parenDepth++;
+        else if (p === CH_RPAREN && --this.parenDepth === 0) this.state = this.resume;
+        return;
+      }
+    }
+  }
+
+  /** The states of a WITH clause: its names, their bodies, then the statement it introduces. */
+  private inWith(t: number): void {
+    switch (this.state) {
+      case S_WITH_NAME:
         this.state = t === WORD || t === QUOTED_ID || t === STRING ? S_WITH_AFTER_NAME : S_DONE;
         return;
       case S_WITH_AFTER_NAME: {
@@ -273,12 +247,6 @@ export class StatementScanner {
           this.state = S_DONE;
         }
         return;
-      case S_SKIP_PARENS: {
-        const p = this.punct(t);
-        if (p === CH_LPAREN) this.parenDepth++;
-        else if (p === CH_RPAREN && --this.parenDepth === 0) this.state = this.resume;
-        return;
-      }
     }
   }
 

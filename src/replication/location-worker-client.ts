@@ -1,5 +1,5 @@
 import { Worker } from "node:worker_threads";
-import type { ReplicaRows } from "../domain/context.js";
+import type { ReplicaRows } from "../domain/core/ports.js";
 import type { Logger } from "../lib/logger.js";
 
 export interface ReplicaSpec {
@@ -8,7 +8,7 @@ export interface ReplicaSpec {
   token: string;
 }
 
-export type { ReplicaRows } from "../domain/context.js";
+export type { ReplicaRows } from "../domain/core/ports.js";
 
 /** An error reported by the worker for one request. */
 export class WorkerError extends Error {

@@ -1,6 +1,11 @@
-import type { Deps, ReplicaPort } from "../domain/context.js";
-import { mintReplicationToken } from "../domain/db-tokens.js";
-import type { CommitEvent } from "../engine/frame-logs.js";
+import type { ReplicaPort } from "../domain/core/ports.js";
+import { mintReplicationToken } from "../domain/data-access/db-tokens.js";
+import type { DatabaseLookup } from "../domain/data-access/ports.js";
+import type { CommitEvent, FrameLogs } from "../engine/frame-logs.js";
+import type { InstanceFiles } from "../engine/instance-files.js";
+import type { Logger } from "../lib/logger.js";
+import type { SigningKey } from "../lib/signing-keys.js";
+import type { Clock } from "../lib/time.js";
 import { LagStats } from "./lag.js";
 import { LocationWorker, type ReplicaRows, type ReplicaSpec } from "./location-worker-client.js";
 
@@ -8,6 +13,17 @@ interface Waiter {
   index: number;
   resolve: (ok: boolean) => void;
   timer: NodeJS.Timeout;
+}
+
+/** What replication reaches: primaries' files and logs, database records, the token key. */
+export interface ReplicationParts {
+  files: Pick<InstanceFiles, "path">;
+  frameLogs: Pick<FrameLogs, "get">;
+  directory: Pick<DatabaseLookup, "find">;
+  /** Signs the replicas' own read-only tokens. */
+  dbTokenKey: SigningKey;
+  clock: Clock;
+  log: Logger;
 }
 
 const key = (dbId: string, location: string) => `${dbId}/${location}`;
@@ -32,7 +48,7 @@ export class ReplicationManager implements ReplicaPort {
   readonly lag = new LagStats();
 
   constructor(
-    private readonly deps: Deps,
+    private readonly deps: ReplicationParts,
     /** Base URL replicas sync from (known once the server listens). */
     private readonly sourceUrl: () => string,
   ) {}

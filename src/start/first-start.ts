@@ -1,17 +1,21 @@
 import { rm, writeFile } from "node:fs/promises";
 import path from "node:path";
 import type { Config } from "../config.js";
-import { newApiTokenValue } from "../domain/api-tokens.js";
-import type { Deps } from "../domain/context.js";
-import { bootstrapAdmin, hasAdmin } from "../domain/users.js";
+import { newApiTokenValue } from "../domain/accounts/api-token-auth.js";
+import { bootstrapAdmin, type FirstAdminPorts, hasAdmin } from "../domain/accounts/first-admin.js";
 import { ConflictError } from "../errors.js";
+import type { Logger } from "../lib/logger.js";
 
 /**
  * First start only: creates the administrator. A generated token is written to
  * `<data>/admin-token` (0600) before it is committed, so a crash can never leave an administrator
  * whose only token nobody has.
  */
-export async function bootstrap(config: Config, deps: Deps, announce: (text: string) => void): Promise<void> {
+export async function bootstrap(
+  config: Config,
+  deps: FirstAdminPorts & { log: Logger },
+  announce: (text: string) => void,
+): Promise<void> {
   if (await hasAdmin(deps)) {
     if (config.adminToken) deps.log.warn("SHOAL_ADMIN_TOKEN is only read on the first start; ignoring it");
     return;

@@ -1,7 +1,7 @@
 import { randomBytes } from "node:crypto";
 import { readFile, writeFile } from "node:fs/promises";
 import path from "node:path";
-import { NodeStartError } from "../domain/nodes.js";
+import { NodeStartError } from "../domain/cluster/local-node.js";
 
 /** Whether a Shoal answers at `url` (another process using this node id, or one that just died). */
 export async function answersHealth(url: string): Promise<boolean> {

@@ -1,7 +1,7 @@
 import { randomBytes } from "node:crypto";
 import { access, open, rm } from "node:fs/promises";
 import path from "node:path";
-import type { ReadinessProbe } from "../domain/context.js";
+import type { ReadinessProbe } from "../domain/cluster/readiness.js";
 import type { Store } from "../store/store.js";
 
 /**

@@ -1,6 +1,6 @@
-import { guardUnique } from "./dialect.js";
 import type { Executor } from "./executor.js";
 import type { ApiTokenRow } from "./schema.js";
+import { guardUnique } from "./unique.js";
 
 export interface TokenOwner {
   token_id: string;

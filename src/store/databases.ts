@@ -1,8 +1,8 @@
-import type { Insertable } from "kysely";
+import type { Insertable, Kysely } from "kysely";
 import { sql } from "kysely";
-import { guardUnique } from "./dialect.js";
 import type { Executor } from "./executor.js";
-import type { DatabaseRow, DatabasesTable } from "./schema.js";
+import type { DatabaseRow, DatabasesTable, DB } from "./schema.js";
+import { guardUnique } from "./unique.js";
 
 /**
  * A database row with the names of its organization and group, as every reader needs them. The
@@ -49,9 +49,9 @@ export interface DatabaseFilter {
   limit?: number;
 }
 
-export function databasesRepo(ex: Executor) {
-  const { db } = ex;
-  const withPlacement = () =>
+/** Databases with their organization's slug, group's name and placement. */
+function withPlacement(db: Kysely<DB>) {
+  return (
     db
       .selectFrom("databases as d")
       .innerJoin("groups as g", "g.id", "d.group_id")
@@ -80,74 +80,46 @@ export function databasesRepo(ex: Executor) {
           .whereRef("s.id", "=", "d.schema_id")
           .whereRef("s.org_id", "=", "d.org_id")
           .as("schema_name"),
-      ]);
+      ])
+  );
+}
 
-  const forDataPlane = () =>
-    withPlacement().select([
-      "g.token_generation as group_token_generation",
-      "o.blocked_reads as org_blocked_reads",
-      "o.blocked_writes as org_blocked_writes",
-    ]) as unknown as ReturnType<typeof withPlacement>;
+/** The same, with what the data plane checks on every request. */
+function forDataPlane(db: Kysely<DB>) {
+  return withPlacement(db).select([
+    "g.token_generation as group_token_generation",
+    "o.blocked_reads as org_blocked_reads",
+    "o.blocked_writes as org_blocked_writes",
+  ]) as unknown as ReturnType<typeof withPlacement>;
+}
 
+/** Finding databases: by name, id or hostname, for the data plane, and in pages. */
+function databaseLookups(ex: Executor) {
+  const { db } = ex;
   return {
     /** Looks a database up the way a data-plane request names it: by hostname label, or org and name. */
     findForDataPlane: (
       by: { label: string } | { orgSlug: string; name: string } | { id: string },
     ): Promise<DatabaseForDataPlane | undefined> => {
-      let q = forDataPlane();
+      let q = forDataPlane(db);
       if ("label" in by) q = q.where("d.hostname_label", "=", by.label);
       else if ("id" in by) q = q.where("d.id", "=", by.id);
       else q = q.where("o.slug", "=", by.orgSlug).where("d.name", "=", by.name);
       return q.executeTakeFirst() as Promise<DatabaseForDataPlane | undefined>;
     },
 
-    /**
-     * Moves databases to another organization (and group): their names must be free there, and
-     * their hostnames (`<db>-<org>`) change with the organization's slug.
-     */
-    moveTo: (ids: readonly string[], target: { orgId: string; orgSlug: string; groupId: string }) =>
-      ids.length === 0
-        ? Promise.resolve()
-        : guardUnique(ex, "database name", () =>
-            db
-              .updateTable("databases")
-              .set((eb) => ({
-                org_id: target.orgId,
-                group_id: target.groupId,
-                hostname_label: eb(eb.ref("name"), "||", `-${target.orgSlug}`),
-              }))
-              .where("id", "in", ids)
-              .execute(),
-          ),
-
-    bumpTokenGeneration: (id: string) =>
-      db
-        .updateTable("databases")
-        .set((eb) => ({ token_generation: eb("token_generation", "+", 1) }))
-        .where("id", "=", id)
-        .execute(),
-
-    insert: (row: Insertable<DatabasesTable>) =>
-      guardUnique(ex, "database name", () => db.insertInto("databases").values(row).execute()),
-
     findByName: (orgId: string, name: string): Promise<DatabaseWithPlacement | undefined> =>
-      withPlacement().where("d.org_id", "=", orgId).where("d.name", "=", name).executeTakeFirst(),
+      withPlacement(db).where("d.org_id", "=", orgId).where("d.name", "=", name).executeTakeFirst(),
 
-    /** Locks a database row until the transaction ends (PostgreSQL; SQLite has one writer). */
-    lock: async (id: string) => {
-      if (ex.dialect.kind === "postgres") {
-        await sql`select id from databases where id = ${id} for update`.execute(db);
-      }
-    },
     findById: (id: string): Promise<DatabaseWithPlacement | undefined> =>
-      withPlacement().where("d.id", "=", id).executeTakeFirst(),
+      withPlacement(db).where("d.id", "=", id).executeTakeFirst(),
 
     /**
      * An organization's databases by name. `after` and `limit` page through them by key (the
      * `(org_id, name)` unique index serves both the filter and the order).
      */
     list: (orgId: string, filter: DatabaseFilter = {}): Promise<DatabaseWithPlacement[]> => {
-      let q = withPlacement().where("d.org_id", "=", orgId);
+      let q = withPlacement(db).where("d.org_id", "=", orgId);
       if (filter.groupId) q = q.where("d.group_id", "=", filter.groupId);
       if (filter.parentId) q = q.where("d.parent_id", "=", filter.parentId);
       if (filter.schemaId) q = q.where("d.schema_id", "=", filter.schemaId);
@@ -157,7 +129,13 @@ export function databasesRepo(ex: Executor) {
       if (filter.limit !== undefined) q = q.limit(filter.limit);
       return q.orderBy("d.name").execute();
     },
+  };
+}
 
+/** What the store knows across databases: ids, instances, schema links, names and hostnames taken. */
+function databaseFacts(ex: Executor) {
+  const { db } = ex;
+  return {
     idsInGroup: async (groupId: string) =>
       (await db.selectFrom("databases").select("id").where("group_id", "=", groupId).execute()).map(
         (r) => r.id,
@@ -171,11 +149,6 @@ export function databasesRepo(ex: Executor) {
         .innerJoin("groups as g", "g.id", "d.group_id")
         .select(["d.id as db_id", "l.location", "g.primary_location"])
         .execute(),
-
-    update: async (id: string, patch: DatabasePatch) => {
-      if (Object.keys(patch).length === 0) return;
-      await db.updateTable("databases").set(patch).where("id", "=", id).execute();
-    },
 
     /** Which of these names an organization's databases already use (for transfers into it). */
     namesTaken: async (orgId: string, names: readonly string[]): Promise<string[]> => {
@@ -206,6 +179,66 @@ export function databasesRepo(ex: Executor) {
       return out.sort();
     },
 
+    /** Every schema database that has databases following it, in every organization. */
+    schemaParents: (): Promise<DatabaseWithPlacement[]> =>
+      withPlacement(db)
+        .where("d.is_schema", "=", 1)
+        .where((eb) =>
+          eb.exists(eb.selectFrom("databases as c").select("c.id").whereRef("c.schema_id", "=", "d.id")),
+        )
+        .execute(),
+
+    /** The databases following a schema database, wherever they are placed. */
+    schemaChildren: (schemaId: string): Promise<DatabaseWithPlacement[]> =>
+      withPlacement(db).where("d.schema_id", "=", schemaId).orderBy("d.name").execute(),
+  };
+}
+
+/** Creating, changing, moving and deleting databases. */
+function databaseWrites(ex: Executor) {
+  const { db } = ex;
+  return {
+    /**
+     * Moves databases to another organization (and group): their names must be free there, and
+     * their hostnames (`<db>-<org>`) change with the organization's slug.
+     */
+    moveTo: (ids: readonly string[], target: { orgId: string; orgSlug: string; groupId: string }) =>
+      ids.length === 0
+        ? Promise.resolve()
+        : guardUnique(ex, "database name", () =>
+            db
+              .updateTable("databases")
+              .set((eb) => ({
+                org_id: target.orgId,
+                group_id: target.groupId,
+                hostname_label: eb(eb.ref("name"), "||", `-${target.orgSlug}`),
+              }))
+              .where("id", "in", ids)
+              .execute(),
+          ),
+
+    bumpTokenGeneration: (id: string) =>
+      db
+        .updateTable("databases")
+        .set((eb) => ({ token_generation: eb("token_generation", "+", 1) }))
+        .where("id", "=", id)
+        .execute(),
+
+    insert: (row: Insertable<DatabasesTable>) =>
+      guardUnique(ex, "database name", () => db.insertInto("databases").values(row).execute()),
+
+    /** Locks a database row until the transaction ends (PostgreSQL; SQLite has one writer). */
+    lock: async (id: string) => {
+      if (ex.dialect.kind === "postgres") {
+        await sql`select id from databases where id = ${id} for update`.execute(db);
+      }
+    },
+
+    update: async (id: string, patch: DatabasePatch) => {
+      if (Object.keys(patch).length === 0) return;
+      await db.updateTable("databases").set(patch).where("id", "=", id).execute();
+    },
+
     delete: (id: string) => db.deleteFrom("databases").where("id", "=", id).execute(),
 
     /**
@@ -227,20 +260,11 @@ export function databasesRepo(ex: Executor) {
     setSchemaSeq: async (id: string, seq: number) => {
       await db.updateTable("databases").set({ schema_seq: seq }).where("id", "=", id).execute();
     },
-
-    /** Every schema database that has databases following it, in every organization. */
-    schemaParents: (): Promise<DatabaseWithPlacement[]> =>
-      withPlacement()
-        .where("d.is_schema", "=", 1)
-        .where((eb) =>
-          eb.exists(eb.selectFrom("databases as c").select("c.id").whereRef("c.schema_id", "=", "d.id")),
-        )
-        .execute(),
-
-    /** The databases following a schema database, wherever they are placed. */
-    schemaChildren: (schemaId: string): Promise<DatabaseWithPlacement[]> =>
-      withPlacement().where("d.schema_id", "=", schemaId).orderBy("d.name").execute(),
   };
+}
+
+export function databasesRepo(ex: Executor) {
+  return { ...databaseLookups(ex), ...databaseFacts(ex), ...databaseWrites(ex) };
 }
 
 export type DatabasesRepo = ReturnType<typeof databasesRepo>;

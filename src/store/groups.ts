@@ -1,14 +1,12 @@
 import { sql } from "kysely";
-import { guardUnique } from "./dialect.js";
 import type { Executor } from "./executor.js";
 import type { GroupLocationRow, GroupRow } from "./schema.js";
+import { guardUnique } from "./unique.js";
 
-export function groupsRepo(ex: Executor) {
-  const { db, dialect } = ex;
+/** Finding groups and their locations. */
+function groupReads(ex: Executor) {
+  const { db } = ex;
   return {
-    insert: (row: GroupRow) =>
-      guardUnique(ex, "group name", () => db.insertInto("groups").values(row).execute()),
-
     findByName: (orgId: string, name: string) =>
       db
         .selectFrom("groups")
@@ -16,9 +14,7 @@ export function groupsRepo(ex: Executor) {
         .where("org_id", "=", orgId)
         .where("name", "=", name)
         .executeTakeFirst(),
-
     findById: (id: string) => db.selectFrom("groups").selectAll().where("id", "=", id).executeTakeFirst(),
-
     /**
      * An organization's groups by name; `after` and `limit` page through them by key (the
      * `(org_id, name)` unique index serves the filter and the order), `id` narrows to one group.
@@ -30,60 +26,6 @@ export function groupsRepo(ex: Executor) {
       if (filter.limit !== undefined) q = q.limit(filter.limit);
       return q.orderBy("name").execute();
     },
-
-    /**
-     * Serialises changes to one group's placement (adding a location vs creating a database in it),
-     * so a database created during an add-location can't miss the new location. SQLite already runs
-     * one writer at a time; PostgreSQL needs the row lock.
-     */
-    /** Locks every group of an organization until the transaction ends, in id order. */
-    lockAllOf: async (orgId: string) => {
-      if (dialect.kind === "postgres") {
-        await sql`select id from groups where org_id = ${orgId} order by id for update`.execute(db);
-      }
-    },
-
-    lock: async (id: string) => {
-      if (dialect.kind === "postgres") {
-        await sql`select id from groups where id = ${id} for update`.execute(db);
-      }
-    },
-
-    bumpTokenGeneration: (id: string) =>
-      db
-        .updateTable("groups")
-        .set((eb) => ({ token_generation: eb("token_generation", "+", 1) }))
-        .where("id", "=", id)
-        .execute(),
-
-    rename: (id: string, name: string) =>
-      guardUnique(ex, "group name", () =>
-        db.updateTable("groups").set({ name }).where("id", "=", id).execute(),
-      ),
-
-    /** Moves a group to another organization (its name must be free there). */
-    moveTo: (id: string, orgId: string) =>
-      guardUnique(ex, "group name", () =>
-        db.updateTable("groups").set({ org_id: orgId }).where("id", "=", id).execute(),
-      ),
-
-    update: (id: string, patch: Partial<Pick<GroupRow, "archived" | "delete_protection">>) =>
-      db.updateTable("groups").set(patch).where("id", "=", id).execute(),
-
-    delete: (id: string) => db.deleteFrom("groups").where("id", "=", id).execute(),
-
-    insertLocation: (row: GroupLocationRow) =>
-      guardUnique(ex, "group location", () => db.insertInto("group_locations").values(row).execute()),
-
-    deleteLocation: async (groupId: string, location: string) => {
-      const r = await db
-        .deleteFrom("group_locations")
-        .where("group_id", "=", groupId)
-        .where("location", "=", location)
-        .executeTakeFirst();
-      return Number(r.numDeletedRows) > 0;
-    },
-
     /** Locations of each group, in the order they were added (the primary first). */
     locationsOf: async (groupIds: readonly string[]): Promise<Map<string, string[]>> => {
       const out = new Map<string, string[]>(groupIds.map((id) => [id, []]));
@@ -98,7 +40,6 @@ export function groupsRepo(ex: Executor) {
       for (const r of rows) out.get(r.group_id)?.push(r.location);
       return out;
     },
-
     nextLocationPosition: async (groupId: string) => {
       const r = await db
         .selectFrom("group_locations")
@@ -108,6 +49,63 @@ export function groupsRepo(ex: Executor) {
       return Number(r?.p ?? -1) + 1;
     },
   };
+}
+
+/** Creating, locking, changing and deleting groups and their locations. */
+function groupWrites(ex: Executor) {
+  const { db, dialect } = ex;
+  return {
+    insert: (row: GroupRow) =>
+      guardUnique(ex, "group name", () => db.insertInto("groups").values(row).execute()),
+    /**
+     * Serialises changes to one group's placement (adding a location vs creating a database in it),
+     * so a database created during an add-location can't miss the new location. SQLite already runs
+     * one writer at a time; PostgreSQL needs the row lock.
+     */
+    /** Locks every group of an organization until the transaction ends, in id order. */
+    lockAllOf: async (orgId: string) => {
+      if (dialect.kind === "postgres") {
+        await sql`select id from groups where org_id = ${orgId} order by id for update`.execute(db);
+      }
+    },
+    lock: async (id: string) => {
+      if (dialect.kind === "postgres") {
+        await sql`select id from groups where id = ${id} for update`.execute(db);
+      }
+    },
+    bumpTokenGeneration: (id: string) =>
+      db
+        .updateTable("groups")
+        .set((eb) => ({ token_generation: eb("token_generation", "+", 1) }))
+        .where("id", "=", id)
+        .execute(),
+    rename: (id: string, name: string) =>
+      guardUnique(ex, "group name", () =>
+        db.updateTable("groups").set({ name }).where("id", "=", id).execute(),
+      ),
+    /** Moves a group to another organization (its name must be free there). */
+    moveTo: (id: string, orgId: string) =>
+      guardUnique(ex, "group name", () =>
+        db.updateTable("groups").set({ org_id: orgId }).where("id", "=", id).execute(),
+      ),
+    update: (id: string, patch: Partial<Pick<GroupRow, "archived" | "delete_protection">>) =>
+      db.updateTable("groups").set(patch).where("id", "=", id).execute(),
+    delete: (id: string) => db.deleteFrom("groups").where("id", "=", id).execute(),
+    insertLocation: (row: GroupLocationRow) =>
+      guardUnique(ex, "group location", () => db.insertInto("group_locations").values(row).execute()),
+    deleteLocation: async (groupId: string, location: string) => {
+      const r = await db
+        .deleteFrom("group_locations")
+        .where("group_id", "=", groupId)
+        .where("location", "=", location)
+        .executeTakeFirst();
+      return Number(r.numDeletedRows) > 0;
+    },
+  };
+}
+
+export function groupsRepo(ex: Executor) {
+  return { ...groupReads(ex), ...groupWrites(ex) };
 }
 
 export type GroupsRepo = ReturnType<typeof groupsRepo>;

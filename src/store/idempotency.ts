@@ -1,6 +1,6 @@
-import { guardUnique } from "./dialect.js";
 import type { Executor } from "./executor.js";
 import type { IdempotencyKeysTable } from "./schema.js";
+import { guardUnique } from "./unique.js";
 
 export function idempotencyRepo(ex: Executor) {
   const { db } = ex;

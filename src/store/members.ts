@@ -1,7 +1,7 @@
 import { sql } from "kysely";
-import { guardUnique } from "./dialect.js";
 import type { Executor } from "./executor.js";
 import type { MemberRow } from "./schema.js";
+import { guardUnique } from "./unique.js";
 
 export interface MemberWithUser {
   user_id: string;
@@ -11,17 +11,15 @@ export interface MemberWithUser {
   created_at: string;
 }
 
-export function membersRepo(ex: Executor) {
-  const { db, dialect } = ex;
+/** Finding members and counting owners. */
+function memberReads(ex: Executor) {
+  const { db } = ex;
   const withUser = () =>
     db
       .selectFrom("members as m")
       .innerJoin("users as u", "u.id", "m.user_id")
       .select(["m.user_id", "u.username", "u.email", "m.role", "m.created_at"]);
   return {
-    insert: (row: MemberRow) =>
-      guardUnique(ex, "membership", () => db.insertInto("members").values(row).execute()),
-
     find: (orgId: string, userId: string) =>
       db
         .selectFrom("members")
@@ -29,7 +27,6 @@ export function membersRepo(ex: Executor) {
         .where("org_id", "=", orgId)
         .where("user_id", "=", userId)
         .executeTakeFirst(),
-
     /** Members by username; `after` and `limit` cut one page (keyset on the username). */
     list: (orgId: string, page: { after?: string; limit?: number } = {}): Promise<MemberWithUser[]> => {
       let q = withUser().where("m.org_id", "=", orgId);
@@ -37,25 +34,14 @@ export function membersRepo(ex: Executor) {
       if (page.limit !== undefined) q = q.limit(page.limit);
       return q.orderBy("u.username").execute();
     },
-
     findByUsername: (orgId: string, username: string): Promise<MemberWithUser | undefined> =>
       withUser().where("m.org_id", "=", orgId).where("u.username", "=", username).executeTakeFirst(),
-
     /** A member whose email is this one (compared without case). */
     findByEmail: (orgId: string, email: string): Promise<MemberWithUser | undefined> =>
       withUser()
         .where("m.org_id", "=", orgId)
         .where((eb) => eb(eb.fn("lower", ["u.email"]), "=", email.toLowerCase()))
         .executeTakeFirst(),
-
-    setRole: (orgId: string, userId: string, role: MemberRow["role"]) =>
-      db
-        .updateTable("members")
-        .set({ role })
-        .where("org_id", "=", orgId)
-        .where("user_id", "=", userId)
-        .execute(),
-
     countOwners: async (orgId: string) => {
       const r = await db
         .selectFrom("members")
@@ -65,7 +51,6 @@ export function membersRepo(ex: Executor) {
         .executeTakeFirstOrThrow();
       return Number(r.n);
     },
-
     /** Team organizations in which this user is the only owner. */
     teamOrgsSolelyOwnedBy: (userId: string) =>
       db
@@ -87,7 +72,22 @@ export function membersRepo(ex: Executor) {
           ),
         )
         .execute(),
+  };
+}
 
+/** Adding, changing and removing members. */
+function memberWrites(ex: Executor) {
+  const { db, dialect } = ex;
+  return {
+    insert: (row: MemberRow) =>
+      guardUnique(ex, "membership", () => db.insertInto("members").values(row).execute()),
+    setRole: (orgId: string, userId: string, role: MemberRow["role"]) =>
+      db
+        .updateTable("members")
+        .set({ role })
+        .where("org_id", "=", orgId)
+        .where("user_id", "=", userId)
+        .execute(),
     /**
      * Locks the team organizations this user owns until the transaction ends, so a check that
      * they keep another owner can't race a concurrent removal or demotion of that owner (which
@@ -99,7 +99,6 @@ export function membersRepo(ex: Executor) {
         db,
       );
     },
-
     /** Revokes a user's API tokens restricted to an organization (they left it). */
     deleteTokensIn: async (orgId: string, userId: string) => {
       const r = await db
@@ -109,7 +108,6 @@ export function membersRepo(ex: Executor) {
         .executeTakeFirst();
       return Number(r.numDeletedRows);
     },
-
     delete: async (orgId: string, userId: string) => {
       const r = await db
         .deleteFrom("members")
@@ -119,6 +117,10 @@ export function membersRepo(ex: Executor) {
       return Number(r.numDeletedRows) > 0;
     },
   };
+}
+
+export function membersRepo(ex: Executor) {
+  return { ...memberReads(ex), ...memberWrites(ex) };
 }
 
 export type MembersRepo = ReturnType<typeof membersRepo>;

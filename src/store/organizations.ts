@@ -1,7 +1,7 @@
 import { type Insertable, sql } from "kysely";
-import { guardUnique } from "./dialect.js";
 import type { Executor } from "./executor.js";
 import type { MemberRow, OrganizationRow, OrganizationsTable } from "./schema.js";
+import { guardUnique } from "./unique.js";
 
 export type OrganizationPatch = Partial<
   Pick<OrganizationRow, "overages" | "blocked_reads" | "blocked_writes">

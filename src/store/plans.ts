@@ -1,8 +1,8 @@
 import type { Insertable, Updateable } from "kysely";
 import { sql } from "kysely";
-import { guardUnique } from "./dialect.js";
 import type { Executor } from "./executor.js";
 import type { PlansTable } from "./schema.js";
+import { guardUnique } from "./unique.js";
 
 /** An organization with the quotas of its plan that usage can use up, as blocking judges them. */
 export interface MeteredOrganization {
@@ -27,7 +27,8 @@ export interface OrgHoldings {
   locations: number;
 }
 
-export function plansRepo(ex: Executor) {
+/** Plans themselves, and which organizations are on each. */
+function planRows(ex: Executor) {
   const { db, dialect } = ex;
   const count = async (q: Promise<{ n: number | string | bigint } | undefined>) => Number((await q)?.n ?? 0);
   return {
@@ -63,6 +64,24 @@ export function plansRepo(ex: Executor) {
     organizationsOn: async (name: string) =>
       (await db.selectFrom("organizations").select("id").where("plan", "=", name).execute()).map((r) => r.id),
 
+    /**
+     * Serialises quota checks of one organization until the transaction ends. SQLite runs one
+     * writer at a time already; PostgreSQL needs the row lock, or two concurrent creates could
+     * both see room for one more.
+     */
+    /** Locks a plan row until the transaction ends, so it can't be deleted while it is assigned. */
+    lockPlan: async (name: string) => {
+      if (dialect.kind === "postgres") {
+        await sql`select name from plans where name = ${name} for update`.execute(db);
+      }
+    },
+  };
+}
+
+/** The organizations whose quotas are judged after a usage flush. */
+function planMetering(ex: Executor) {
+  const { db, dialect } = ex;
+  return {
     /**
      * The organizations among `orgIds`, with their plan's usage quotas, and with `withBlocked`
      * every organization that is blocked now.
@@ -106,6 +125,19 @@ export function plansRepo(ex: Executor) {
       return [...out.values()];
     },
 
+    lockOrganization: async (orgId: string) => {
+      if (dialect.kind === "postgres") {
+        await sql`select id from organizations where id = ${orgId} for update`.execute(db);
+      }
+    },
+  };
+}
+
+/** What an organization holds against its plan. */
+function planHoldings(ex: Executor) {
+  const { db } = ex;
+  const count = async (q: Promise<{ n: number | string | bigint } | undefined>) => Number((await q)?.n ?? 0);
+  return {
     holdingsOf: async (orgId: string): Promise<OrgHoldings> => ({
       databases: await count(
         db
@@ -172,25 +204,11 @@ export function plansRepo(ex: Executor) {
         .where("g.org_id", "=", orgId)
         .where("l.location", "=", location)
         .executeTakeFirst()) !== undefined,
-
-    /**
-     * Serialises quota checks of one organization until the transaction ends. SQLite runs one
-     * writer at a time already; PostgreSQL needs the row lock, or two concurrent creates could
-     * both see room for one more.
-     */
-    /** Locks a plan row until the transaction ends, so it can't be deleted while it is assigned. */
-    lockPlan: async (name: string) => {
-      if (dialect.kind === "postgres") {
-        await sql`select name from plans where name = ${name} for update`.execute(db);
-      }
-    },
-
-    lockOrganization: async (orgId: string) => {
-      if (dialect.kind === "postgres") {
-        await sql`select id from organizations where id = ${orgId} for update`.execute(db);
-      }
-    },
   };
+}
+
+export function plansRepo(ex: Executor) {
+  return { ...planRows(ex), ...planMetering(ex), ...planHoldings(ex) };
 }
 
 export type PlansRepo = ReturnType<typeof plansRepo>;

@@ -44,15 +44,8 @@ const totals = (r: { rows_read: unknown; rows_written: unknown; queries: unknown
   queries: Number(r.queries),
 });
 
-export function usageRepo({ db }: Executor) {
-  const sums = () =>
-    db
-      .selectFrom("usage_daily")
-      .select((eb) => [
-        eb.fn.coalesce(eb.fn.sum<number>("rows_read"), sql<number>`0`).as("rows_read"),
-        eb.fn.coalesce(eb.fn.sum<number>("rows_written"), sql<number>`0`).as("rows_written"),
-        eb.fn.coalesce(eb.fn.sum<number>("queries"), sql<number>`0`).as("queries"),
-      ]);
+/** Adding counted usage. */
+function usageWrites({ db }: Executor) {
   return {
     /** Adds counters to each (database, day) row, creating it on first use. */
     add: async (deltas: readonly UsageDelta[]) => {
@@ -110,7 +103,12 @@ export function usageRepo({ db }: Executor) {
           .execute();
       }
     },
+  };
+}
 
+/** One database's usage: totals, days, storage and top queries. */
+function databaseUsage({ db }: Executor) {
+  return {
     /** Totals of one database over the UTC days `fromDay` to `toDay`, inclusive. */
     totalsFor: async (dbId: string, fromDay: string, toDay: string): Promise<UsageTotals> => {
       const r = await db
@@ -162,6 +160,30 @@ export function usageRepo({ db }: Executor) {
       return r?.storage_bytes == null ? null : Number(r.storage_bytes);
     },
 
+    /** The most expensive queries of a database (by rows read and written). */
+    topQueries: (dbId: string, limit: number) =>
+      db
+        .selectFrom("query_stats")
+        .selectAll()
+        .where("db_id", "=", dbId)
+        .orderBy(sql`rows_read + rows_written`, "desc")
+        .orderBy("count", "desc")
+        .limit(limit)
+        .execute(),
+  };
+}
+
+/** An organization's usage: totals, per database and per month. */
+function organizationUsage({ db }: Executor) {
+  const sums = () =>
+    db
+      .selectFrom("usage_daily")
+      .select((eb) => [
+        eb.fn.coalesce(eb.fn.sum<number>("rows_read"), sql<number>`0`).as("rows_read"),
+        eb.fn.coalesce(eb.fn.sum<number>("rows_written"), sql<number>`0`).as("rows_written"),
+        eb.fn.coalesce(eb.fn.sum<number>("queries"), sql<number>`0`).as("queries"),
+      ]);
+  return {
     /**
      * Totals of an organization over the UTC days `fromDay` to `toDay`, inclusive, counting
      * databases deleted since (what they used still counts against the month).
@@ -200,18 +222,11 @@ export function usageRepo({ db }: Executor) {
         .execute();
       return rows.map((r) => ({ month: r.month, ...totals(r) }));
     },
-
-    /** The most expensive queries of a database (by rows read and written). */
-    topQueries: (dbId: string, limit: number) =>
-      db
-        .selectFrom("query_stats")
-        .selectAll()
-        .where("db_id", "=", dbId)
-        .orderBy(sql`rows_read + rows_written`, "desc")
-        .orderBy("count", "desc")
-        .limit(limit)
-        .execute(),
   };
+}
+
+export function usageRepo(ex: Executor) {
+  return { ...usageWrites(ex), ...databaseUsage(ex), ...organizationUsage(ex) };
 }
 
 export type UsageRepo = ReturnType<typeof usageRepo>;

@@ -1,7 +1,7 @@
 import { sql } from "kysely";
-import { guardUnique } from "./dialect.js";
 import type { Executor } from "./executor.js";
 import type { UserRow } from "./schema.js";
+import { guardUnique } from "./unique.js";
 
 /** The advisory-lock key of first starts; any constant no other lock of the database uses. */
 const BOOTSTRAP_LOCK = 0x5_40a1;

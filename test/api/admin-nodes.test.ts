@@ -1,7 +1,8 @@
 import { generateKeyPair } from "jose";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { DEFAULT_LOCATIONS } from "../../src/config.js";
-import { LocalNode, NodeStartError, requireSharedKey } from "../../src/domain/nodes.js";
+import { LocalNode, NodeStartError } from "../../src/domain/cluster/local-node.js";
+import { requireSharedKey } from "../../src/domain/cluster/shared-key.js";
 import { createLogger } from "../../src/lib/logger.js";
 import { systemClock } from "../../src/lib/time.js";
 import { createUser } from "../helpers/factories.js";

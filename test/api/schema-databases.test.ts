@@ -1,8 +1,8 @@
 import { createClient, type Client as SqlClient } from "@libsql/client";
 import { createClient as createApiClient } from "@tursodatabase/api";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { schemaJournal } from "../../src/domain/schema-databases.js";
 import { readSchema, schemaFingerprint } from "../../src/engine/schema-copy.js";
+import { schemaJournal } from "../../src/hosting/schema-propagation.js";
 import { mintToken } from "../helpers/dataplane.js";
 import { createDatabase, createGroup, createUser, type TestUser } from "../helpers/factories.js";
 import { startTestShoal, type TestShoal } from "../helpers/shoal.js";

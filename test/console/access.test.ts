@@ -141,7 +141,7 @@ describe("who may do what in the console", { timeout: 90_000 }, () => {
     expect(await page.getByLabel("Statements").count()).toBe(0);
 
     await page.getByRole("link", { name: "Databases" }).first().click();
-    await page.getByRole("region", { name: "Databases" }).waitFor();
+    await page.getByRole("region", { name: "All databases" }).waitFor();
     expect(await page.getByRole("heading", { name: "New database" }).count()).toBe(0);
     await page.getByRole("link", { name: "Members" }).click();
     await page.getByRole("region", { name: "Members" }).getByRole("cell", { name: /^vera/ }).waitFor();

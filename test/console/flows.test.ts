@@ -206,7 +206,7 @@ describe("the console, driven in a real browser", { timeout: 90_000 }, () => {
       expect(r.status, r.text).toBe(200);
     }
     await nav("Databases").click();
-    const table = page.getByRole("region", { name: "Databases" });
+    const table = page.getByRole("region", { name: "Databases", exact: true });
     await table.getByRole("link", { name: "bulk-00" }).waitFor();
     expect(await table.locator("tbody tr").count()).toBe(50);
     await page.getByRole("button", { name: "Next page" }).click();
@@ -222,7 +222,10 @@ describe("the console, driven in a real browser", { timeout: 90_000 }, () => {
 
   it("deletes a database only after the name is typed in the confirmation", async () => {
     await page.getByLabel("Search by name").fill("bulk-00");
-    await page.getByRole("region", { name: "Databases" }).getByRole("link", { name: "bulk-00" }).click();
+    await page
+      .getByRole("region", { name: "Databases", exact: true })
+      .getByRole("link", { name: "bulk-00" })
+      .click();
     await page.getByRole("button", { name: "Delete database" }).click();
     const dialog = page.getByRole("dialog", { name: "Delete database bulk-00?" });
     const confirm = dialog.getByRole("button", { name: "Delete database" });

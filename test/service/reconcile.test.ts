@@ -1,6 +1,6 @@
 import { existsSync, mkdirSync, unlinkSync, utimesSync, writeFileSync } from "node:fs";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { reconcileInstanceFiles } from "../../src/domain/reconcile.js";
+import { reconcileInstanceFiles } from "../../src/hosting/reconcile.js";
 import { createDatabase, createGroup, createUser, type TestUser } from "../helpers/factories.js";
 import { instanceFile, isValidDatabase } from "../helpers/files.js";
 import { startTestShoal, type TestShoal } from "../helpers/shoal.js";

@@ -2,7 +2,7 @@ import { useState } from "preact/hooks";
 import { api, seg } from "../api.js";
 import { useMe } from "../context.js";
 import { when } from "../format.js";
-import { useAction, useLoad } from "../hooks.js";
+import { type Action, type Loaded, useAction, useLoad } from "../hooks.js";
 import type { Page } from "../types.js";
 import { Busy, Button, ConfirmButton, ErrorNote, Field, Section, ShownOnce, Table } from "../ui/kit.js";
 
@@ -27,23 +27,9 @@ export function Admin() {
   const me = useMe();
   const users = useLoad(() => api.get<{ users: AdminUser[] } & Page>("/v1/admin/users"), []);
   const nodes = useLoad(() => api.get<{ nodes: Node[] }>("/v1/admin/nodes"), []);
-  const [username, setUsername] = useState("");
-  const [email, setEmail] = useState("");
   const [made, setMade] = useState<{ username: string; token: string }>();
   const action = useAction();
   if (!me.user.admin) return <p class="notice">Only the instance administrator sees this page.</p>;
-  const create = async (e: Event) => {
-    e.preventDefault();
-    const r = await action.run(() =>
-      api.post<{ user: AdminUser; token: string }>("/v1/admin/users", { username, email }),
-    );
-    if (r) {
-      setMade({ username: r.user.username, token: r.token });
-      setUsername("");
-      setEmail("");
-      users.reload();
-    }
-  };
   return (
     <>
       <h1>Instance</h1>
@@ -55,22 +41,13 @@ export function Admin() {
             onDone={() => setMade(undefined)}
           />
         )}
-        <form class="inline-form" onSubmit={create}>
-          <Field label="Username">
-            <input
-              value={username}
-              required
-              autocomplete="off"
-              onInput={(e) => setUsername(e.currentTarget.value)}
-            />
-          </Field>
-          <Field label="E-mail">
-            <input type="email" value={email} required onInput={(e) => setEmail(e.currentTarget.value)} />
-          </Field>
-          <Button type="submit" kind="primary" busy={action.busy}>
-            Create user
-          </Button>
-        </form>
+        <NewUser
+          action={action}
+          onMade={(m) => {
+            setMade(m);
+            users.reload();
+          }}
+        />
         <ErrorNote message={action.error ?? users.error} />
         {users.loading && !users.data && <Busy label="Loading users…" />}
         {users.data && (
@@ -106,23 +83,65 @@ export function Admin() {
           </Table>
         )}
       </Section>
-      <Section title="Nodes (Shoal processes)">
-        <ErrorNote message={nodes.error} />
-        {nodes.data && (
-          <Table label="Nodes" head={["Node", "Address", "Version", "State", "Last heartbeat", "Locations"]}>
-            {nodes.data.nodes.map((n) => (
-              <tr key={n.id}>
-                <td class="mono">{n.id}</td>
-                <td class="mono">{n.url}</td>
-                <td>{n.version}</td>
-                <td>{n.live ? "live" : "stopped"}</td>
-                <td>{when(n.heartbeat_at)}</td>
-                <td>{n.locations.join(", ")}</td>
-              </tr>
-            ))}
-          </Table>
-        )}
-      </Section>
+      <Nodes nodes={nodes} />
     </>
+  );
+}
+
+/** Creates a user, whose first API token the page then shows once. */
+function NewUser(props: { action: Action; onMade: (m: { username: string; token: string }) => void }) {
+  const { action } = props;
+  const [username, setUsername] = useState("");
+  const [email, setEmail] = useState("");
+  const create = async (e: Event) => {
+    e.preventDefault();
+    const r = await action.run(() =>
+      api.post<{ user: AdminUser; token: string }>("/v1/admin/users", { username, email }),
+    );
+    if (r) {
+      setUsername("");
+      setEmail("");
+      props.onMade({ username: r.user.username, token: r.token });
+    }
+  };
+  return (
+    <form class="inline-form" onSubmit={create}>
+      <Field label="Username">
+        <input
+          value={username}
+          required
+          autocomplete="off"
+          onInput={(e) => setUsername(e.currentTarget.value)}
+        />
+      </Field>
+      <Field label="E-mail">
+        <input type="email" value={email} required onInput={(e) => setEmail(e.currentTarget.value)} />
+      </Field>
+      <Button type="submit" kind="primary" busy={action.busy}>
+        Create user
+      </Button>
+    </form>
+  );
+}
+
+function Nodes({ nodes }: { nodes: Loaded<{ nodes: Node[] }> }) {
+  return (
+    <Section title="Nodes (Shoal processes)">
+      <ErrorNote message={nodes.error} />
+      {nodes.data && (
+        <Table label="Nodes" head={["Node", "Address", "Version", "State", "Last heartbeat", "Locations"]}>
+          {nodes.data.nodes.map((n) => (
+            <tr key={n.id}>
+              <td class="mono">{n.id}</td>
+              <td class="mono">{n.url}</td>
+              <td>{n.version}</td>
+              <td>{n.live ? "live" : "stopped"}</td>
+              <td>{when(n.heartbeat_at)}</td>
+              <td>{n.locations.join(", ")}</td>
+            </tr>
+          ))}
+        </Table>
+      )}
+    </Section>
   );
 }

@@ -17,8 +17,6 @@ const PAGE_SIZE = 50;
 
 export function Audit() {
   const { org, canManage } = useOrg();
-  const [code, setCode] = useState("");
-  const [author, setAuthor] = useState("");
   const [filter, setFilter] = useState({ code: "", author: "" });
   const [cursors, setCursors] = useState<string[]>([""]);
   const cursor = cursors[cursors.length - 1] ?? "";
@@ -44,22 +42,12 @@ export function Audit() {
     <>
       <h1>Audit log</h1>
       <Section title="Every change in this organization, newest first">
-        <form
-          class="inline-form"
-          onSubmit={(e) => {
-            e.preventDefault();
-            setFilter({ code: code.trim(), author: author.trim() });
+        <AuditFilter
+          onFilter={(f) => {
+            setFilter(f);
             setCursors([""]);
           }}
-        >
-          <Field label="Code" hint="e.g. db-create, org-set-overages">
-            <input value={code} onInput={(e) => setCode(e.currentTarget.value)} autocomplete="off" />
-          </Field>
-          <Field label="Author" hint="A username">
-            <input value={author} onInput={(e) => setAuthor(e.currentTarget.value)} autocomplete="off" />
-          </Field>
-          <Button type="submit">Filter</Button>
-        </form>
+        />
         {page.loading && <Busy label="Loading the audit log…" />}
         <ErrorNote message={page.error} />
         {page.data && (
@@ -97,5 +85,28 @@ export function Audit() {
         </div>
       </Section>
     </>
+  );
+}
+
+/** The code and author an audit log is narrowed to. */
+function AuditFilter({ onFilter }: { onFilter: (f: { code: string; author: string }) => void }) {
+  const [code, setCode] = useState("");
+  const [author, setAuthor] = useState("");
+  return (
+    <form
+      class="inline-form"
+      onSubmit={(e) => {
+        e.preventDefault();
+        onFilter({ code: code.trim(), author: author.trim() });
+      }}
+    >
+      <Field label="Code" hint="e.g. db-create, org-set-overages">
+        <input value={code} onInput={(e) => setCode(e.currentTarget.value)} autocomplete="off" />
+      </Field>
+      <Field label="Author" hint="A username">
+        <input value={author} onInput={(e) => setAuthor(e.currentTarget.value)} autocomplete="off" />
+      </Field>
+      <Button type="submit">Filter</Button>
+    </form>
   );
 }

@@ -25,30 +25,23 @@ export function DatabaseSettings({ base }: { base: string }) {
     );
   }
   const flag = (key: "block_reads" | "block_writes" | "delete_protection", label: string) => (
-    <label class="check">
-      <input
-        type="checkbox"
-        checked={form[key]}
-        disabled={!canWrite}
-        onChange={(e) => setForm({ ...form, [key]: e.currentTarget.checked })}
-      />
-      {label}
-    </label>
+    <Check
+      label={label}
+      checked={form[key]}
+      disabled={!canWrite}
+      onChange={(v) => setForm({ ...form, [key]: v })}
+    />
   );
   const submit = async (e: Event) => {
     e.preventDefault();
     setSaved(undefined);
-    const allowed = ips
-      .split(/[\s,]+/)
-      .map((s) => s.trim())
-      .filter(Boolean);
     const done = await save.run(() =>
       api.patch<DatabaseConfiguration>(`${base}/configuration`, {
         size_limit: form.size_limit.trim() || "0",
         block_reads: form.block_reads,
         block_writes: form.block_writes,
         delete_protection: form.delete_protection,
-        allowed_ips: allowed,
+        allowed_ips: addresses(ips),
       }),
     );
     if (done) {
@@ -89,5 +82,32 @@ export function DatabaseSettings({ base }: { base: string }) {
         )}
       </form>
     </Section>
+  );
+}
+
+/** The allowlist as typed: addresses and CIDR blocks separated by lines, spaces or commas. */
+function addresses(text: string): string[] {
+  return text
+    .split(/[\s,]+/)
+    .map((s) => s.trim())
+    .filter(Boolean);
+}
+
+function Check(props: {
+  label: string;
+  checked: boolean;
+  disabled: boolean;
+  onChange: (v: boolean) => void;
+}) {
+  return (
+    <label class="check">
+      <input
+        type="checkbox"
+        checked={props.checked}
+        disabled={props.disabled}
+        onChange={(e) => props.onChange(e.currentTarget.checked)}
+      />
+      {props.label}
+    </label>
   );
 }

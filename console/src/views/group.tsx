@@ -1,7 +1,7 @@
 import { useEffect, useState } from "preact/hooks";
 import { api, describe, orgPath, seg } from "../api.js";
 import { useOrg } from "../context.js";
-import { useAction, useLoad } from "../hooks.js";
+import { type Loaded, useAction, useLoad } from "../hooks.js";
 import { locations } from "../locations.js";
 import { href, navigate } from "../router.js";
 import type { Database, Group, Page } from "../types.js";
@@ -93,69 +93,103 @@ export function GroupPage({ name }: { name: string }) {
         </p>
         <ErrorNote message={catalogue.error} />
         <ul class="locations" aria-label="Locations">
-          {Object.entries(catalogue.data ?? {}).map(([code, desc]) => {
-            const role = code === g.primary ? "primary" : g.locations.includes(code) ? "replica" : "";
-            return (
-              <li key={code} class={`location ${role || "unused"}`}>
-                <div>
-                  <strong>{code}</strong>
-                  <span class="hint">{desc}</span>
-                </div>
-                <div class="loc-state">
-                  {role ? (
-                    <>
-                      <span class="badge">{role}</span>{" "}
-                      <span class={`state ${status[code] ?? "up"}`}>
-                        {status[code] === "down" ? "down" : "up"}
-                      </span>
-                      {role === "replica" && <span class="hint"> · {sync[code] ?? "checking"}</span>}
-                    </>
-                  ) : (
-                    <span class="hint">not used</span>
-                  )}
-                </div>
-                {canWrite && role !== "primary" && (
-                  <Button
-                    busy={pending === code}
-                    disabled={action.busy}
-                    onClick={() => change(code, !role)}
-                    aria-label={role ? `Remove location ${code}` : `Add location ${code}`}
-                  >
-                    {role ? "Remove" : "Add"}
-                  </Button>
-                )}
-              </li>
-            );
-          })}
+          {Object.entries(catalogue.data ?? {}).map(([code, desc]) => (
+            <LocationItem
+              key={code}
+              code={code}
+              desc={desc}
+              role={code === g.primary ? "primary" : g.locations.includes(code) ? "replica" : ""}
+              state={status[code]}
+              sync={sync[code]}
+              canWrite={canWrite}
+              pending={pending === code}
+              busy={action.busy}
+              onChange={(add) => change(code, add)}
+            />
+          ))}
         </ul>
         <ErrorNote message={action.error} />
         <Notice message={done} />
       </Section>
-      <Section title="Databases in this group">
-        <ErrorNote message={dbs.error} />
-        {dbs.data && dbs.data.databases.length === 0 && <p>None yet.</p>}
-        <ul>
-          {dbs.data?.databases.map((d) => (
-            <li key={d.DbId}>
-              <a href={href("orgs", org.slug, "databases", d.Name)}>{d.Name}</a>
-            </li>
-          ))}
-        </ul>
-        {dbs.data?.pagination.next && <p class="hint">More in the database list.</p>}
-      </Section>
-      {canWrite && (
-        <Section title="Delete this group">
-          <p>Deleting the group deletes every database in it, with their data, in every location.</p>
-          <ConfirmButton
-            label="Delete group"
-            title={`Delete group ${g.name}?`}
-            body={<p>Every database in {g.name} and all of its data will be gone. This can't be undone.</p>}
-            typeToConfirm={g.name}
-            busy={action.busy}
-            onConfirm={remove}
-          />
-        </Section>
-      )}
+      <GroupDatabases org={org.slug} dbs={dbs} />
+      {canWrite && <DeleteGroup name={g.name} busy={action.busy} onConfirm={remove} />}
     </>
+  );
+}
+
+/** One location of the catalogue: whether the group uses it, how it is doing, and a button to change it. */
+function LocationItem(props: {
+  code: string;
+  desc: string;
+  role: "primary" | "replica" | "";
+  state: string | undefined;
+  sync: string | undefined;
+  canWrite: boolean;
+  pending: boolean;
+  busy: boolean;
+  onChange: (add: boolean) => void;
+}) {
+  const { code, desc, role, state, sync, canWrite, pending, busy, onChange } = props;
+  return (
+    <li class={`location ${role || "unused"}`}>
+      <div>
+        <strong>{code}</strong>
+        <span class="hint">{desc}</span>
+      </div>
+      <div class="loc-state">
+        {role ? (
+          <>
+            <span class="badge">{role}</span>{" "}
+            <span class={`state ${state ?? "up"}`}>{state === "down" ? "down" : "up"}</span>
+            {role === "replica" && <span class="hint"> · {sync ?? "checking"}</span>}
+          </>
+        ) : (
+          <span class="hint">not used</span>
+        )}
+      </div>
+      {canWrite && role !== "primary" && (
+        <Button
+          busy={pending}
+          disabled={busy}
+          onClick={() => onChange(!role)}
+          aria-label={role ? `Remove location ${code}` : `Add location ${code}`}
+        >
+          {role ? "Remove" : "Add"}
+        </Button>
+      )}
+    </li>
+  );
+}
+
+function GroupDatabases({ org, dbs }: { org: string; dbs: Loaded<{ databases: Database[] } & Page> }) {
+  return (
+    <Section title="Databases in this group">
+      <ErrorNote message={dbs.error} />
+      {dbs.data && dbs.data.databases.length === 0 && <p>None yet.</p>}
+      <ul>
+        {dbs.data?.databases.map((d) => (
+          <li key={d.DbId}>
+            <a href={href("orgs", org, "databases", d.Name)}>{d.Name}</a>
+          </li>
+        ))}
+      </ul>
+      {dbs.data?.pagination.next && <p class="hint">More in the database list.</p>}
+    </Section>
+  );
+}
+
+function DeleteGroup(props: { name: string; busy: boolean; onConfirm: () => void }) {
+  return (
+    <Section title="Delete this group">
+      <p>Deleting the group deletes every database in it, with their data, in every location.</p>
+      <ConfirmButton
+        label="Delete group"
+        title={`Delete group ${props.name}?`}
+        body={<p>Every database in {props.name} and all of its data will be gone. This can't be undone.</p>}
+        typeToConfirm={props.name}
+        busy={props.busy}
+        onConfirm={props.onConfirm}
+      />
+    </Section>
   );
 }

@@ -71,58 +71,77 @@ export function NewDatabase() {
             <input value={sizeLimit} onInput={(e) => setSizeLimit(e.currentTarget.value)} />
           </Field>
         </div>
-        <fieldset class="seed">
-          <legend>Start with</legend>
-          {(
-            [
-              ["empty", "An empty database"],
-              ["branch", "A copy of another database (a branch)"],
-              ["restore", "Another database as it was at a moment (point-in-time restore)"],
-            ] as const
-          ).map(([value, label]) => (
-            <label key={value} class="radio">
-              <input
-                type="radio"
-                name="seed"
-                value={value}
-                checked={seed === value}
-                onChange={() => setSeed(value)}
-              />
-              {label}
-            </label>
-          ))}
-          {seed !== "empty" && (
-            <div class="inline-form">
-              <Field label="Source database">
-                <input
-                  value={source}
-                  required
-                  autocomplete="off"
-                  onInput={(e) => setSource(e.currentTarget.value)}
-                />
-              </Field>
-              {seed === "restore" && (
-                <Field
-                  label="Moment to restore"
-                  hint="Your local time; history goes back 24 hours by default."
-                >
-                  <input
-                    type="datetime-local"
-                    step={1}
-                    required
-                    value={moment}
-                    onInput={(e) => setMoment(e.currentTarget.value)}
-                  />
-                </Field>
-              )}
-            </div>
-          )}
-        </fieldset>
+        <SeedChoice
+          seed={seed}
+          source={source}
+          moment={moment}
+          onSeed={setSeed}
+          onSource={setSource}
+          onMoment={setMoment}
+        />
         <ErrorNote message={action.error ?? groups.error} />
         <Button type="submit" kind="primary" busy={action.busy}>
           {action.busy ? "Creating the database…" : "Create database"}
         </Button>
       </form>
     </Section>
+  );
+}
+
+/** What a new database starts with: nothing, a copy of another database, or its past state. */
+function SeedChoice(props: {
+  seed: Seed;
+  source: string;
+  moment: string;
+  onSeed: (s: Seed) => void;
+  onSource: (name: string) => void;
+  onMoment: (local: string) => void;
+}) {
+  const { seed, source, moment } = props;
+  return (
+    <fieldset class="seed">
+      <legend>Start with</legend>
+      {(
+        [
+          ["empty", "An empty database"],
+          ["branch", "A copy of another database (a branch)"],
+          ["restore", "Another database as it was at a moment (point-in-time restore)"],
+        ] as const
+      ).map(([value, label]) => (
+        <label key={value} class="radio">
+          <input
+            type="radio"
+            name="seed"
+            value={value}
+            checked={seed === value}
+            onChange={() => props.onSeed(value)}
+          />
+          {label}
+        </label>
+      ))}
+      {seed !== "empty" && (
+        <div class="inline-form">
+          <Field label="Source database">
+            <input
+              value={source}
+              required
+              autocomplete="off"
+              onInput={(e) => props.onSource(e.currentTarget.value)}
+            />
+          </Field>
+          {seed === "restore" && (
+            <Field label="Moment to restore" hint="Your local time; history goes back 24 hours by default.">
+              <input
+                type="datetime-local"
+                step={1}
+                required
+                value={moment}
+                onInput={(e) => props.onMoment(e.currentTarget.value)}
+              />
+            </Field>
+          )}
+        </div>
+      )}
+    </fieldset>
   );
 }

@@ -61,35 +61,7 @@ export function SqlEditor({ name }: { name: string }) {
       ) : (
         <>
           <Section title={`Run SQL on ${name}`}>
-            <form
-              class="stack-form"
-              onSubmit={(e) => {
-                e.preventDefault();
-                void run();
-              }}
-            >
-              <Field label="Statements" hint="Separate statements with semicolons. Ctrl+Enter runs them.">
-                <textarea
-                  class="mono editor"
-                  rows={8}
-                  spellcheck={false}
-                  value={sql}
-                  onInput={(e) => setSql(e.currentTarget.value)}
-                  onKeyDown={(e) => {
-                    if (e.key === "Enter" && (e.ctrlKey || e.metaKey)) {
-                      e.preventDefault();
-                      void run();
-                    }
-                  }}
-                />
-              </Field>
-              <div class="row">
-                <Button type="submit" kind="primary" busy={action.busy}>
-                  {action.busy ? "Running…" : "Run"}
-                </Button>
-                <span class="hint">Runs with a database token that expires after 15 minutes.</span>
-              </div>
-            </form>
+            <EditorForm sql={sql} busy={action.busy} onChange={setSql} onRun={() => void run()} />
             <ErrorNote message={action.error} />
           </Section>
           {outcomes.length > 0 && (
@@ -99,30 +71,76 @@ export function SqlEditor({ name }: { name: string }) {
               ))}
             </Section>
           )}
-          <Section title="History">
-            {history.length === 0 && <p class="hint">Nothing run yet in this tab.</p>}
-            <ol class="history">
-              {history.map((h) => (
-                <li key={h.at}>
-                  <button
-                    type="button"
-                    class="link mono"
-                    onClick={() => setSql(h.sql)}
-                    title="Put back in the editor"
-                  >
-                    {h.sql.length > 120 ? `${h.sql.slice(0, 120)}…` : h.sql}
-                  </button>
-                  <span class="hint">
-                    {" "}
-                    {new Date(h.at).toLocaleTimeString("en")} · {h.ok ? "ok" : "failed"}
-                  </span>
-                </li>
-              ))}
-            </ol>
-          </Section>
+          <History entries={history} onPick={setSql} />
         </>
       )}
     </>
+  );
+}
+
+function EditorForm(props: {
+  sql: string;
+  busy: boolean;
+  onChange: (sql: string) => void;
+  onRun: () => void;
+}) {
+  return (
+    <form
+      class="stack-form"
+      onSubmit={(e) => {
+        e.preventDefault();
+        props.onRun();
+      }}
+    >
+      <Field label="Statements" hint="Separate statements with semicolons. Ctrl+Enter runs them.">
+        <textarea
+          class="mono editor"
+          rows={8}
+          spellcheck={false}
+          value={props.sql}
+          onInput={(e) => props.onChange(e.currentTarget.value)}
+          onKeyDown={(e) => {
+            if (e.key === "Enter" && (e.ctrlKey || e.metaKey)) {
+              e.preventDefault();
+              props.onRun();
+            }
+          }}
+        />
+      </Field>
+      <div class="row">
+        <Button type="submit" kind="primary" busy={props.busy}>
+          {props.busy ? "Running…" : "Run"}
+        </Button>
+        <span class="hint">Runs with a database token that expires after 15 minutes.</span>
+      </div>
+    </form>
+  );
+}
+
+/** Statements run in this tab, newest first; one click puts a statement back in the editor. */
+function History({ entries, onPick }: { entries: HistoryEntry[]; onPick: (sql: string) => void }) {
+  return (
+    <Section title="History">
+      {entries.length === 0 && <p class="hint">Nothing run yet in this tab.</p>}
+      <ol class="history">
+        {entries.map((h) => (
+          <li key={h.at}>
+            <button
+              type="button"
+              class="link mono"
+              onClick={() => onPick(h.sql)}
+              title="Put back in the editor"
+            >
+              {h.sql.length > 120 ? `${h.sql.slice(0, 120)}…` : h.sql}
+            </button>
+            <span class="hint">
+              {" "}
+              {new Date(h.at).toLocaleTimeString("en")} · {h.ok ? "ok" : "failed"}
+            </span>
+          </li>
+        ))}
+      </ol>
+    </Section>
   );
 }
 

@@ -22,57 +22,18 @@ export function Tokens() {
     () => api.get<{ tokens: OrgToken[] }>(`${orgPath(org.slug)}/api-tokens`),
     [org.slug],
   );
-  const [name, setName] = useState("");
-  const [limit, setLimit] = useState(true);
-  const [minted, setMinted] = useState<{ name: string; value: string }>();
-  const mint = useAction();
   const revoke = useAction();
-  const submit = async (e: Event) => {
-    e.preventDefault();
-    const r = await mint.run(() =>
-      api.post<{ token: { name: string; value: string } }>(
-        `/v2/auth/api-tokens/${seg(name)}`,
-        limit ? { organization: org.slug } : {},
-      ),
-    );
-    if (r) {
-      setMinted(r.token);
-      setName("");
-      mine.reload();
-      orgTokens.reload();
-    }
+  const reload = () => {
+    mine.reload();
+    orgTokens.reload();
+  };
+  const revokeAt = async (path: string) => {
+    if (await revoke.run(() => api.delete(path))) reload();
   };
   return (
     <>
       <h1>API tokens</h1>
-      <Section title="New API token">
-        {minted ? (
-          <ShownOnce
-            label={`API token ${minted.name}`}
-            value={minted.value}
-            onDone={() => setMinted(undefined)}
-          />
-        ) : (
-          <form class="stack-form" onSubmit={submit}>
-            <Field label="Token name" hint="Unique among your tokens, e.g. ci-deploy.">
-              <input
-                value={name}
-                required
-                autocomplete="off"
-                onInput={(e) => setName(e.currentTarget.value)}
-              />
-            </Field>
-            <label class="check">
-              <input type="checkbox" checked={limit} onChange={(e) => setLimit(e.currentTarget.checked)} />
-              Limit it to the organization {org.slug} (otherwise it acts on all of your organizations)
-            </label>
-            <Button type="submit" kind="primary" busy={mint.busy}>
-              Create token
-            </Button>
-          </form>
-        )}
-        <ErrorNote message={mint.error} />
-      </Section>
+      <NewToken org={org.slug} onMinted={reload} />
       <Section title="Your API tokens">
         {mine.loading && !mine.data && <Busy label="Loading tokens…" />}
         <ErrorNote message={mine.error ?? revoke.error} />
@@ -96,12 +57,7 @@ export function Tokens() {
                       </p>
                     }
                     busy={revoke.busy}
-                    onConfirm={async () => {
-                      if (await revoke.run(() => api.delete(`/v1/auth/api-tokens/${seg(t.name)}`))) {
-                        mine.reload();
-                        orgTokens.reload();
-                      }
-                    }}
+                    onConfirm={() => revokeAt(`/v1/auth/api-tokens/${seg(t.name)}`)}
                   />
                 </td>
               </tr>
@@ -126,14 +82,7 @@ export function Tokens() {
                     title={`Revoke ${t.name}?`}
                     body={<p>Anything using this token stops working at once.</p>}
                     busy={revoke.busy}
-                    onConfirm={async () => {
-                      if (
-                        await revoke.run(() => api.delete(`${orgPath(org.slug)}/api-tokens/${seg(t.id)}`))
-                      ) {
-                        mine.reload();
-                        orgTokens.reload();
-                      }
-                    }}
+                    onConfirm={() => revokeAt(`${orgPath(org.slug)}/api-tokens/${seg(t.id)}`)}
                   />
                 </td>
               </tr>
@@ -142,5 +91,52 @@ export function Tokens() {
         )}
       </Section>
     </>
+  );
+}
+
+/** Mints an API token and shows its value once. */
+function NewToken({ org, onMinted }: { org: string; onMinted: () => void }) {
+  const [name, setName] = useState("");
+  const [limit, setLimit] = useState(true);
+  const [minted, setMinted] = useState<{ name: string; value: string }>();
+  const mint = useAction();
+  const submit = async (e: Event) => {
+    e.preventDefault();
+    const r = await mint.run(() =>
+      api.post<{ token: { name: string; value: string } }>(
+        `/v2/auth/api-tokens/${seg(name)}`,
+        limit ? { organization: org } : {},
+      ),
+    );
+    if (r) {
+      setMinted(r.token);
+      setName("");
+      onMinted();
+    }
+  };
+  return (
+    <Section title="New API token">
+      {minted ? (
+        <ShownOnce
+          label={`API token ${minted.name}`}
+          value={minted.value}
+          onDone={() => setMinted(undefined)}
+        />
+      ) : (
+        <form class="stack-form" onSubmit={submit}>
+          <Field label="Token name" hint="Unique among your tokens, e.g. ci-deploy.">
+            <input value={name} required autocomplete="off" onInput={(e) => setName(e.currentTarget.value)} />
+          </Field>
+          <label class="check">
+            <input type="checkbox" checked={limit} onChange={(e) => setLimit(e.currentTarget.checked)} />
+            Limit it to the organization {org} (otherwise it acts on all of your organizations)
+          </label>
+          <Button type="submit" kind="primary" busy={mint.busy}>
+            Create token
+          </Button>
+        </form>
+      )}
+      <ErrorNote message={mint.error} />
+    </Section>
   );
 }

@@ -1,7 +1,7 @@
 import { useMemo } from "preact/hooks";
 import { api } from "../api.js";
 import { bytes, count } from "../format.js";
-import { useLoad } from "../hooks.js";
+import { type Loaded, useLoad } from "../hooks.js";
 import { DailyChart } from "../ui/chart.js";
 import { Busy, ErrorNote, Section, Table } from "../ui/kit.js";
 
@@ -77,6 +77,14 @@ export function UsageCharts({ base }: { base: string }) {
           />
         </div>
       )}
+      <TopQueries stats={stats} />
+    </Section>
+  );
+}
+
+function TopQueries({ stats }: { stats: Loaded<{ top_queries: TopQuery[] | null }> }) {
+  return (
+    <>
       <h3>Most expensive statements</h3>
       <ErrorNote message={stats.error} />
       {stats.data && (stats.data.top_queries ?? []).length === 0 && (
@@ -98,6 +106,6 @@ export function UsageCharts({ base }: { base: string }) {
           ))}
         </Table>
       )}
-    </Section>
+    </>
   );
 }

@@ -1,6 +1,6 @@
 import { z } from "@hono/zod-openapi";
-import { createUser, deleteUser, listUsers } from "../../domain/users.js";
-import type { User } from "../../domain/views.js";
+import { createUser, deleteUser, listUsers } from "../../domain/accounts/users.js";
+import type { User } from "../../domain/accounts/views.js";
 import { optional, PageQuery, PaginationWire, pathParam } from "../params.js";
 import { type Route, route } from "../route.js";
 

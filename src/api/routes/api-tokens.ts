@@ -5,8 +5,8 @@ import {
   listOrganizationTokens,
   revokeApiToken,
   revokeOrganizationToken,
-} from "../../domain/api-tokens.js";
-import type { ApiTokenInfo } from "../../domain/views.js";
+} from "../../domain/accounts/api-tokens.js";
+import type { ApiTokenInfo } from "../../domain/accounts/views.js";
 import { OrgParams, optional, orgParam, pathParam } from "../params.js";
 import { type Route, route } from "../route.js";
 

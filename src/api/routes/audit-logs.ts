@@ -1,5 +1,5 @@
 import { z } from "@hono/zod-openapi";
-import { listAuditLogs } from "../../domain/audit-log.js";
+import { listAuditLogs } from "../../domain/accounts/audit-log.js";
 import { OrgParams, optional } from "../params.js";
 import { type Route, route } from "../route.js";
 

@@ -1,5 +1,10 @@
 import { z } from "@hono/zod-openapi";
-import { getOrganizationUsage, type Invoice, listInvoices, type UsageAmounts } from "../../domain/billing.js";
+import {
+  getOrganizationUsage,
+  type Invoice,
+  listInvoices,
+  type UsageAmounts,
+} from "../../domain/plans/billing.js";
 import { OrgParams, optional } from "../params.js";
 import { type Route, route } from "../route.js";
 

@@ -1,7 +1,7 @@
 import { z } from "@hono/zod-openapi";
-import { updateDatabaseVersion, wakeDatabase } from "../../domain/database-actions.js";
-import { getQueryStats } from "../../domain/database-usage.js";
-import { transferDatabase } from "../../domain/transfers.js";
+import { updateDatabaseVersion, wakeDatabase } from "../../domain/databases/database-actions.js";
+import { getQueryStats } from "../../domain/databases/database-usage.js";
+import { transferDatabase } from "../../domain/databases/transfers.js";
 import { callerOrigin } from "../origin.js";
 import { DatabaseParams, optional } from "../params.js";
 import { type Route, route } from "../route.js";

@@ -3,8 +3,8 @@ import {
   type DatabaseConfiguration,
   getDatabaseConfiguration,
   updateDatabaseConfiguration,
-} from "../../domain/database-config.js";
-import { getDatabaseUsage, getTopQueries, type UsageFigures } from "../../domain/database-usage.js";
+} from "../../domain/databases/database-config.js";
+import { getDatabaseUsage, getTopQueries, type UsageFigures } from "../../domain/databases/database-usage.js";
 import { DatabaseParams, optional } from "../params.js";
 import { type Route, route } from "../route.js";
 

@@ -1,13 +1,13 @@
 import { z } from "@hono/zod-openapi";
-import { revokeDatabaseToken, revokeGroupToken } from "../../domain/db-token-revocation.js";
+import { revokeDatabaseToken, revokeGroupToken } from "../../domain/data-access/db-token-revocation.js";
 import {
   mintDatabaseToken,
   mintGroupToken,
   rotateDatabaseTokens,
   rotateGroupTokens,
   type TokenRequest,
-} from "../../domain/db-tokens.js";
-import { InvalidError } from "../../errors.js";
+} from "../../domain/data-access/db-tokens.js";
+import { apiErrors } from "../errors.js";
 import { DatabaseParams, GroupParams, optional } from "../params.js";
 import { type Route, route } from "../route.js";
 
@@ -43,7 +43,7 @@ const tokenErrors = { 400: "Invalid expiration format, or an invalid authorizati
 
 function tokenRequest(query: z.infer<typeof TokenQuery>, body: z.infer<typeof TokenBody>): TokenRequest {
   if (body.fine_grained_permissions && body.fine_grained_permissions.length > 0) {
-    throw new InvalidError("fine-grained (table-level) permissions are not supported");
+    throw apiErrors.noFineGrainedPermissions();
   }
   return {
     expiration: query.expiration,

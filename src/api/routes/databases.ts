@@ -1,10 +1,11 @@
 import { z } from "@hono/zod-openapi";
-import { createDatabase, deleteDatabase, getDatabase, listDatabases } from "../../domain/databases.js";
+import { createDatabase } from "../../domain/databases/create-database.js";
+import { deleteDatabase, getDatabase, listDatabases } from "../../domain/databases/databases.js";
 import { FORWARDED_HEADER } from "../forward.js";
 import { callerOrigin } from "../origin.js";
 import { DatabaseParams, OrgParams, optional, PageQuery, PaginationWire } from "../params.js";
 import { type Route, route } from "../route.js";
-import { CreatedDatabaseWire, DatabaseWire, databaseWire } from "../wire/database.js";
+import { CreatedDatabaseWire, createdDatabaseWire, DatabaseWire, databaseWire } from "../wire/database.js";
 
 const tags = ["Databases"];
 
@@ -124,7 +125,7 @@ export const databaseRoutes: Route[] = [
         // On a call another node forwarded, the address the caller used is in X-Forwarded-Host.
         host: (c.req.header(FORWARDED_HEADER) && c.req.header("x-forwarded-host")) || c.req.header("host"),
       });
-      return { database: { DbId: d.id, Hostname: d.hostname, Name: d.name } };
+      return { database: createdDatabaseWire(d) };
     },
   }),
   route({

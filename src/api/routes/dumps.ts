@@ -1,5 +1,5 @@
 import { z } from "@hono/zod-openapi";
-import { MAX_DUMP_BYTES, uploadDump } from "../../domain/dumps.js";
+import { MAX_DUMP_BYTES, uploadDump } from "../../domain/databases/dumps.js";
 import { multipartField } from "../multipart.js";
 import { OrgParams } from "../params.js";
 import { type Route, route } from "../route.js";

@@ -1,12 +1,12 @@
 import { z } from "@hono/zod-openapi";
+import { transferGroup } from "../../domain/databases/transfers.js";
 import {
   getGroupConfiguration,
   renameGroup,
   unarchiveGroup,
   updateGroupConfiguration,
   updateGroupVersion,
-} from "../../domain/group-actions.js";
-import { transferGroup } from "../../domain/transfers.js";
+} from "../../domain/groups/group-actions.js";
 import { GroupParams, optional } from "../params.js";
 import { type Route, route } from "../route.js";
 import { GroupWire, groupWire } from "../wire/group.js";

@@ -1,6 +1,6 @@
 import { z } from "@hono/zod-openapi";
-import { addGroupLocation, removeGroupLocation } from "../../domain/group-locations.js";
-import { createGroup, deleteGroup, getGroup, listGroups } from "../../domain/groups.js";
+import { addGroupLocation, removeGroupLocation } from "../../domain/groups/group-locations.js";
+import { createGroup, deleteGroup, getGroup, listGroups } from "../../domain/groups/groups.js";
 import {
   GroupParams,
   groupParam,

@@ -1,5 +1,5 @@
 import { z } from "@hono/zod-openapi";
-import { checkReadiness } from "../../domain/readiness.js";
+import { checkReadiness } from "../../domain/cluster/readiness.js";
 import { type Route, route } from "../route.js";
 
 export const healthRoutes: Route[] = [

@@ -6,8 +6,8 @@ import {
   type Instance,
   listInstances,
   waitForInstance,
-} from "../../domain/database-instances.js";
-import { waitForLocation } from "../../domain/group-locations.js";
+} from "../../domain/databases/database-instances.js";
+import { waitForLocation } from "../../domain/groups/group-locations.js";
 import {
   DatabaseParams,
   databaseParam,

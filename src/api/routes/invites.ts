@@ -1,8 +1,8 @@
 import { z } from "@hono/zod-openapi";
-import type { Ctx } from "../../domain/context.js";
-import { createInvite, deleteInvite, type Invite, listInvites } from "../../domain/invites.js";
-import type { Organization } from "../../domain/views.js";
-import { InvalidError } from "../../errors.js";
+import { createInvite, deleteInvite, type Invite, listInvites } from "../../domain/accounts/invites.js";
+import type { Organization } from "../../domain/accounts/views.js";
+import type { ApiCtx } from "../env.js";
+import { apiErrors } from "../errors.js";
 import { OrgParams, optional, orgParam, pathParam } from "../params.js";
 import { type Route, route } from "../route.js";
 import { OrganizationWire, organizationWire } from "../wire/organization.js";
@@ -81,8 +81,8 @@ const InviteCreatedV2Wire = InviteV2Wire.extend({
 
 const V1Body = z.object({ email: optional(z.string()), role: optional(Role) });
 
-async function createV1(ctx: Ctx, slug: string, body: z.infer<typeof V1Body>) {
-  if (!body.email) throw new InvalidError("email is required");
+async function createV1(ctx: ApiCtx, slug: string, body: z.infer<typeof V1Body>) {
+  if (!body.email) throw apiErrors.emailRequired();
   const made = await createInvite(ctx, slug, { email: body.email, role: body.role });
   return { invited: inviteV1Wire(made.invite, made.organization, made.token) };
 }

@@ -1,5 +1,5 @@
 import { z } from "@hono/zod-openapi";
-import { listLocationsByPlatform } from "../../domain/locations.js";
+import { listLocationsByPlatform } from "../../domain/groups/locations.js";
 import { OrgParams, pathParam } from "../params.js";
 import { type Route, route } from "../route.js";
 

@@ -1,6 +1,12 @@
 import { z } from "@hono/zod-openapi";
-import { addMember, getMember, listMembers, removeMember, updateMemberRole } from "../../domain/members.js";
-import { InvalidError } from "../../errors.js";
+import {
+  addMember,
+  getMember,
+  listMembers,
+  removeMember,
+  updateMemberRole,
+} from "../../domain/accounts/members.js";
+import { apiErrors } from "../errors.js";
 import { OrgParams, optional, orgParam, PageQuery, PaginationWire, pathParam } from "../params.js";
 import { type Route, route } from "../route.js";
 import { MemberWire, memberWire } from "../wire/organization.js";
@@ -86,7 +92,7 @@ export const memberRoutes: Route[] = [
     errors: addErrors,
     handler: async ({ ctx, params, body }) => {
       const username = body.username ?? body.member;
-      if (!username) throw new InvalidError("username is required");
+      if (!username) throw apiErrors.usernameRequired();
       const m = await addMember(ctx, params.organizationName, { username, role: body.role });
       return { member: m.username, role: m.role };
     },

@@ -1,5 +1,5 @@
 import { z } from "@hono/zod-openapi";
-import { forgetNode, listNodes, type NodeInfo } from "../../domain/nodes.js";
+import { forgetNode, listNodes, type NodeInfo } from "../../domain/cluster/nodes.js";
 import { pathParam } from "../params.js";
 import { type Route, route } from "../route.js";
 

@@ -1,12 +1,12 @@
 import { z } from "@hono/zod-openapi";
-import { updateOrganization } from "../../domain/organization-settings.js";
+import { updateOrganization } from "../../domain/accounts/organization-settings.js";
 import {
   createOrganization,
   deleteOrganization,
   getOrganization,
   listOrganizations,
-} from "../../domain/organizations.js";
-import { InvalidError } from "../../errors.js";
+} from "../../domain/accounts/organizations.js";
+import { apiErrors } from "../errors.js";
 import { OrgParams, optional, PageQuery, PaginationWire } from "../params.js";
 import { type Route, route } from "../route.js";
 import {
@@ -103,7 +103,7 @@ export const organizationRoutes: Route[] = [
     errors: { 400: "A field has the wrong type.", 403: "Not a member, or a viewer." },
     handler: async ({ ctx, params, body }) => {
       if (body.require_mfa === true) {
-        throw new InvalidError("require_mfa is not supported: Shoal has no multi-factor sign-in");
+        throw apiErrors.noMfa();
       }
       const org = await updateOrganization(ctx, params.organizationName, { overages: body.overages });
       return { organization: organizationWire(org) };

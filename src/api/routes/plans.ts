@@ -5,12 +5,10 @@ import {
   getSubscription,
   listAllPlans,
   listPlans,
-  type Plan,
-  type Quotas,
-  type Subscription,
   setOrganizationPlan,
   updatePlan,
-} from "../../domain/plans.js";
+} from "../../domain/plans/plans.js";
+import type { Plan, Quotas, Subscription } from "../../domain/plans/views.js";
 import { OrgParams, optional, pathParam } from "../params.js";
 import { type Route, route } from "../route.js";
 

@@ -1,5 +1,5 @@
 import { z } from "@hono/zod-openapi";
-import { getUsageHistory, MAX_HISTORY_DAYS } from "../../domain/usage-history.js";
+import { getUsageHistory, MAX_HISTORY_DAYS } from "../../domain/databases/usage-history.js";
 import { DatabaseParams, optional } from "../params.js";
 import { type Route, route } from "../route.js";
 

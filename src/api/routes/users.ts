@@ -1,12 +1,12 @@
 import { z } from "@hono/zod-openapi";
-import type { Ctx } from "../../domain/context.js";
-import { getCurrentUser, invalidateSessions } from "../../domain/current-user.js";
+import { getCurrentUser, invalidateSessions } from "../../domain/accounts/current-user.js";
 import {
   acceptInvite,
   declineInvite,
   listReceivedInvites,
   type ReceivedInvite,
-} from "../../domain/invites.js";
+} from "../../domain/accounts/invites.js";
+import type { ApiCtx } from "../env.js";
 import { optional } from "../params.js";
 import { type Route, route } from "../route.js";
 import { MemberWire, memberWire, OrganizationWire, organizationWire } from "../wire/organization.js";
@@ -26,7 +26,7 @@ const UserWire = z
   })
   .openapi("CurrentUser");
 
-async function currentUser(ctx: Ctx) {
+async function currentUser(ctx: ApiCtx) {
   const u = await getCurrentUser(ctx);
   return {
     user: {

@@ -1,5 +1,5 @@
 import { z } from "@hono/zod-openapi";
-import type { Database } from "../../domain/views.js";
+import type { Database } from "../../domain/databases/views.js";
 
 /**
  * Turso's Database object. The key casing is mixed on purpose (Go's PascalCase for `Name`, `DbId`,
@@ -80,3 +80,8 @@ export function databaseWire(d: Database, version: string, origin: string): z.in
 export const CreatedDatabaseWire = z
   .object({ DbId: z.string(), Hostname: z.string(), Name: z.string() })
   .openapi("CreatedDatabase");
+
+/** The short answer of a create: Turso's clients read these three keys. */
+export function createdDatabaseWire(d: Database): z.infer<typeof CreatedDatabaseWire> {
+  return { DbId: d.id, Hostname: d.hostname, Name: d.name };
+}

@@ -1,5 +1,5 @@
 import { z } from "@hono/zod-openapi";
-import type { Group } from "../../domain/views.js";
+import type { Group } from "../../domain/groups/views.js";
 
 export const GroupWire = z
   .object({

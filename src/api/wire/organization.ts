@@ -1,5 +1,5 @@
 import { z } from "@hono/zod-openapi";
-import type { Member, Organization } from "../../domain/views.js";
+import type { Member, Organization } from "../../domain/accounts/views.js";
 
 export const OrganizationWire = z
   .object({

@@ -38,7 +38,17 @@ export async function groupFor(
 
 export function registerDb(program: Command, io: Io): Command {
   const db = program.command("db").description("Databases: create, inspect, query, copy and delete them");
+  dbListCommand(db, io);
+  dbCreateCommand(db, io);
+  dbShowCommand(db, io);
+  dbDestroyCommand(db, io);
 
+  const tokens = db.command("tokens").description("Database tokens, for clients that send SQL");
+  tokensCreateCommand(tokens, io);
+  return db;
+}
+
+function dbListCommand(db: Command, io: Io): void {
   db.command("list")
     .description("List the organization's databases")
     .option("--group <group>", "only the databases of this group")
@@ -52,7 +62,9 @@ export function registerDb(program: Command, io: Io): Command {
         );
       }),
     );
+}
 
+function dbCreateCommand(db: Command, io: Io): void {
   db.command("create")
     .description(
       "Create a database (in group `default`, created on first use, unless --group says otherwise)",
@@ -85,7 +97,9 @@ export function registerDb(program: Command, io: Io): Command {
         );
       }),
     );
+}
 
+function dbShowCommand(db: Command, io: Io): void {
   db.command("show")
     .description("Show a database")
     .argument("<name>")
@@ -125,7 +139,9 @@ export function registerDb(program: Command, io: Io): Command {
         );
       }),
     );
+}
 
+function dbDestroyCommand(db: Command, io: Io): void {
   db.command("destroy")
     .description("Delete a database and all its instances")
     .argument("<name>")
@@ -143,8 +159,9 @@ export function registerDb(program: Command, io: Io): Command {
         await emit(io.stdout, opts.json, r, () => `Deleted database ${name}.\n`);
       }),
     );
+}
 
-  const tokens = db.command("tokens").description("Database tokens, for clients that send SQL");
+function tokensCreateCommand(tokens: Command, io: Io): void {
   tokens
     .command("create")
     .description("Mint a token for one database (printed alone, for `$(...)` in scripts)")
@@ -160,5 +177,4 @@ export function registerDb(program: Command, io: Io): Command {
         await emit(io.stdout, opts.json, { jwt }, () => `${jwt}\n`);
       }),
     );
-  return db;
 }

@@ -30,52 +30,9 @@ export function registerGroup(program: Command, io: Io): void {
   const group = program
     .command("group")
     .description("Groups: a set of locations that every database in the group lives in");
-
-  group
-    .command("list")
-    .description("List the organization's groups")
-    .action(
-      remote(io, async (s, _args, opts) => {
-        const groups = await listAll<Group>(s.api, await s.orgPath("/groups"), "groups");
-        await emit(io.stdout, opts.json, groups, () =>
-          renderTable(["name", "primary", "locations", "status"], groupRows(groups)),
-        );
-      }),
-    );
-
-  group
-    .command("create")
-    .description("Create a group; its location becomes the primary location of its databases")
-    .argument("<name>")
-    .option("--location <code>", "primary location (default: the first of `GET /v1/locations`)")
-    .action(
-      remote(io, async (s, [name], opts) => {
-        const location = (opts.location as string | undefined) ?? (await defaultLocation(s));
-        const r = await s.api.call<{ group: Group }>("POST", await s.orgPath("/groups"), {
-          body: { name, location },
-        });
-        await emit(
-          io.stdout,
-          opts.json,
-          r.group,
-          () => `Created group ${r.group.name} in ${r.group.primary}.\n`,
-        );
-      }),
-    );
-
-  group
-    .command("destroy")
-    .description("Delete a group and every database in it")
-    .argument("<name>")
-    .option("-y, --yes", "don't ask for confirmation")
-    .action(
-      remote(io, async (s, [name], opts) => {
-        await confirm(io, opts, `Delete group ${name} and all of its databases?`);
-        const path = await s.orgPath(`/groups/${encodeURIComponent(String(name))}`);
-        const r = await s.api.call<{ group: Group }>("DELETE", path, { hints: groupNotFound });
-        await emit(io.stdout, opts.json, r.group, () => `Deleted group ${name}.\n`);
-      }),
-    );
+  groupListCommand(group, io);
+  groupCreateCommand(group, io);
+  groupDestroyCommand(group, io);
 
   const locations = group.command("locations").description("Add or remove the group's locations");
   for (const [verb, method, done] of [
@@ -110,4 +67,56 @@ export function registerGroup(program: Command, io: Io): void {
         }),
       );
   }
+}
+
+function groupListCommand(group: Command, io: Io): void {
+  group
+    .command("list")
+    .description("List the organization's groups")
+    .action(
+      remote(io, async (s, _args, opts) => {
+        const groups = await listAll<Group>(s.api, await s.orgPath("/groups"), "groups");
+        await emit(io.stdout, opts.json, groups, () =>
+          renderTable(["name", "primary", "locations", "status"], groupRows(groups)),
+        );
+      }),
+    );
+}
+
+function groupCreateCommand(group: Command, io: Io): void {
+  group
+    .command("create")
+    .description("Create a group; its location becomes the primary location of its databases")
+    .argument("<name>")
+    .option("--location <code>", "primary location (default: the first of `GET /v1/locations`)")
+    .action(
+      remote(io, async (s, [name], opts) => {
+        const location = (opts.location as string | undefined) ?? (await defaultLocation(s));
+        const r = await s.api.call<{ group: Group }>("POST", await s.orgPath("/groups"), {
+          body: { name, location },
+        });
+        await emit(
+          io.stdout,
+          opts.json,
+          r.group,
+          () => `Created group ${r.group.name} in ${r.group.primary}.\n`,
+        );
+      }),
+    );
+}
+
+function groupDestroyCommand(group: Command, io: Io): void {
+  group
+    .command("destroy")
+    .description("Delete a group and every database in it")
+    .argument("<name>")
+    .option("-y, --yes", "don't ask for confirmation")
+    .action(
+      remote(io, async (s, [name], opts) => {
+        await confirm(io, opts, `Delete group ${name} and all of its databases?`);
+        const path = await s.orgPath(`/groups/${encodeURIComponent(String(name))}`);
+        const r = await s.api.call<{ group: Group }>("DELETE", path, { hints: groupNotFound });
+        await emit(io.stdout, opts.json, r.group, () => `Deleted group ${name}.\n`);
+      }),
+    );
 }

@@ -20,7 +20,18 @@ const ROLES = "owner, admin, member or viewer";
 
 export function registerOrg(program: Command, io: Io): void {
   const org = program.command("org").description("Organizations: list, create, switch, members");
+  orgListCommand(org, io);
+  orgCreateCommand(org, io);
+  orgSwitchCommand(org, io);
 
+  const members = org.command("members").description("The members of the organization and their roles");
+  membersListCommand(members, io);
+  membersAddCommand(members, io);
+  membersRoleCommand(members, io);
+  membersRemoveCommand(members, io);
+}
+
+function orgListCommand(org: Command, io: Io): void {
   org
     .command("list")
     .description("List the organizations you belong to (* marks the one commands use)")
@@ -36,7 +47,9 @@ export function registerOrg(program: Command, io: Io): void {
         );
       }),
     );
+}
 
+function orgCreateCommand(org: Command, io: Io): void {
   org
     .command("create")
     .description("Create a team organization (you become its owner)")
@@ -56,7 +69,9 @@ export function registerOrg(program: Command, io: Io): void {
         );
       }),
     );
+}
 
+function orgSwitchCommand(org: Command, io: Io): void {
   org
     .command("switch")
     .description("Choose the organization later commands act on (saved in the config file)")
@@ -82,8 +97,9 @@ export function registerOrg(program: Command, io: Io): void {
         );
       }),
     );
+}
 
-  const members = org.command("members").description("The members of the organization and their roles");
+function membersListCommand(members: Command, io: Io): void {
   members
     .command("list")
     .description("List the members and their roles")
@@ -98,6 +114,9 @@ export function registerOrg(program: Command, io: Io): void {
         );
       }),
     );
+}
+
+function membersAddCommand(members: Command, io: Io): void {
   members
     .command("add")
     .description("Add a user to the organization")
@@ -117,6 +136,9 @@ export function registerOrg(program: Command, io: Io): void {
         );
       }),
     );
+}
+
+function membersRoleCommand(members: Command, io: Io): void {
   members
     .command("role")
     .description("Change a member's role")
@@ -129,6 +151,9 @@ export function registerOrg(program: Command, io: Io): void {
         await emit(io.stdout, opts.json, r, () => `${username} is now ${role}.\n`);
       }),
     );
+}
+
+function membersRemoveCommand(members: Command, io: Io): void {
   members
     .command("remove")
     .description("Remove a user from the organization")

@@ -1,9 +1,18 @@
 import { apiError, unreachable } from "../api-client.js";
-import { DATA_PLANE_HINTS } from "../database.js";
+import { DATA_PLANE_HINTS, type DatabaseAccess } from "../database.js";
 import { CliError } from "../errors.js";
-import { write } from "../io.js";
+import type { HranaStream } from "../hrana.js";
+import { type Output, write } from "../io.js";
 import { MODES, type Mode, textOf } from "./format.js";
-import type { Shell } from "./runner.js";
+
+/** What a dot-command reaches of the shell running it (`Shell` in runner.ts is one). */
+export interface ShellState {
+  readonly db: DatabaseAccess;
+  readonly out: Output;
+  readonly stream: HranaStream;
+  mode: Mode;
+  quit: boolean;
+}
 
 const HELP = `.dump               the database as SQL text
 .help               this list
@@ -24,7 +33,7 @@ function schemaQuery(table: string | undefined): string {
 }
 
 /** Streams the data plane's `GET .../dump` to the shell's output. */
-async function dump(shell: Shell): Promise<void> {
+async function dump(shell: ShellState): Promise<void> {
   let res: Response;
   try {
     res = await fetch(`${shell.db.url}dump`, { headers: { authorization: `Bearer ${shell.db.token}` } });
@@ -40,7 +49,7 @@ async function dump(shell: Shell): Promise<void> {
 }
 
 /** Runs one dot-command line, such as `.mode json`. */
-export async function runDotCommand(shell: Shell, line: string): Promise<void> {
+export async function runDotCommand(shell: ShellState, line: string): Promise<void> {
   const [command, ...args] = line.split(/\s+/);
   switch (command) {
     case ".quit":

@@ -1,4 +1,4 @@
-import type { DataAccess } from "../../domain/data-access.js";
+import type { DataAccess } from "../../domain/data-access/open.js";
 import type { Prepared } from "../../engine/connection.js";
 import { fileLevelRefusal } from "../../engine/sql-guard.js";
 import { pragmaOf } from "../../engine/sql-tokens.js";
@@ -84,7 +84,7 @@ const ATTACH =
 
 const blocked = (what: string) =>
   new HranaError("BLOCKED", `Operation was blocked: ${what} are blocked on this database`);
-/** The organization used up its plan's quota with overages off (see domain/blocking.ts). */
+/** The organization used up its plan's quota with overages off (see domain/plans/blocking-tx.ts). */
 export const orgBlocked = (what: string, org: string) =>
   new HranaError(
     "BLOCKED",

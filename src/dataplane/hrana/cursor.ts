@@ -1,3 +1,4 @@
+import type { ResponseBudget } from "./response-budget.js";
 import type { BatchOutcome } from "./stream.js";
 import { encodeValue } from "./values.js";
 
@@ -27,4 +28,27 @@ export function* batchCursorEntries(outcome: BatchOutcome): Generator<Record<str
       query_duration_ms: Math.round(r.durationMs * 1000) / 1000,
     };
   }
+}
+
+/** An open cursor: its entries are made (and their rows encoded) as they are fetched. */
+export interface Cursor {
+  streamId: number;
+  entries: Iterator<Record<string, unknown>> | undefined;
+  /** The entry taken past the last page, to know whether more follow. */
+  next: IteratorResult<Record<string, unknown>> | undefined;
+  budget: ResponseBudget;
+  ready: Promise<void>;
+}
+
+/** Up to `max` entries of a cursor, keeping the one after them to tell whether more follow. */
+export function takeEntries(cursor: Cursor, max: number): Array<Record<string, unknown>> {
+  const out: Array<Record<string, unknown>> = [];
+  if (!cursor.entries) return out;
+  let next = cursor.next ?? cursor.entries.next();
+  while (!next.done && out.length < max) {
+    out.push(next.value);
+    next = cursor.entries.next();
+  }
+  cursor.next = next;
+  return out;
 }

@@ -1,11 +1,11 @@
-import type { ReplicaPort } from "../../domain/context.js";
-import type { DataAccess } from "../../domain/data-access.js";
-import type { UsageMeter } from "../../domain/usage-meter.js";
+import type { ReplicaPort } from "../../domain/core/ports.js";
+import type { DataAccess } from "../../domain/data-access/open.js";
 import { bindArguments, type ExecResult, type RowBudget, type SqlValue } from "../../engine/connection.js";
 import { rowBytes } from "../../engine/execute.js";
 import type { FrameLogs } from "../../engine/frame-logs.js";
 import { splitStatements } from "../../engine/sql-lexer.js";
 import { statementParameters } from "../../engine/sql-params.js";
+import type { UsageMeter } from "../../hosting/usage-meter.js";
 import { forbiddenUse, orgBlocked } from "./authorize.js";
 import { HranaError, toHranaError } from "./errors.js";
 import { argsOf, type Batch, type Stmt } from "./requests.js";

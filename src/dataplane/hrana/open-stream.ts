@@ -1,4 +1,4 @@
-import type { DataAccess } from "../../domain/data-access.js";
+import type { DataAccess } from "../../domain/data-access/open.js";
 import { NotFoundError } from "../../errors.js";
 import { type LocationServices, LocationStream } from "./location-stream.js";
 import type { SqlStore } from "./sql-store.js";

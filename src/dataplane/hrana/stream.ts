@@ -1,7 +1,6 @@
 import { setImmediate as yieldToLoop } from "node:timers/promises";
-import type { DataAccess } from "../../domain/data-access.js";
-import { parseSizeLimit } from "../../domain/names.js";
-import type { UsageMeter } from "../../domain/usage-meter.js";
+import { parseSizeLimit } from "../../domain/core/names.js";
+import type { DataAccess } from "../../domain/data-access/open.js";
 import type {
   EngineConnection,
   ExecOptions,
@@ -13,7 +12,8 @@ import type {
 import type { FrameLogs } from "../../engine/frame-logs.js";
 import type { ConnectionPool } from "../../engine/pool.js";
 import { splitStatements } from "../../engine/sql-lexer.js";
-import { isSchemaChange, refuseOnFollower } from "../schema-changes.js";
+import type { UsageMeter } from "../../hosting/usage-meter.js";
+import { refuseOnFollower } from "../schema-changes.js";
 import {
   type AttachTarget,
   attachStatement,
@@ -21,10 +21,13 @@ import {
   refuseForbidden,
   type Verdict,
 } from "./authorize.js";
+import { type BatchOutcome, runSteps, SLICE_MS } from "./batch-steps.js";
 import { HranaError, ProtocolError, toHranaError } from "./errors.js";
-import { argsOf, type Batch, type Condition, type Stmt } from "./requests.js";
+import { argsOf, type Batch, type Stmt } from "./requests.js";
+import { SchemaChangeLog } from "./schema-change-log.js";
 import { withoutServerPaths } from "./server-paths.js";
 import type { SqlStore } from "./sql-store.js";
+import type { DescribeResult, SqlStream } from "./sql-stream.js";
 import type { StreamCounts } from "./stream-limits.js";
 
 export interface StreamLimits {
@@ -48,34 +51,8 @@ export interface StreamServices {
   schemaChanged?(access: DataAccess, conn: EngineConnection, statements: string[]): void;
 }
 
-export interface DescribeResult {
-  params: Array<{ name: string | null }>;
-  cols: Array<{ name: string; decltype: string | null }>;
-  is_explain: boolean;
-  is_readonly: boolean;
-}
-
-/** How long a batch or a sequence runs before giving other requests a turn. */
-const SLICE_MS = 4;
-
-export interface BatchOutcome {
-  results: Array<ExecResult | null>;
-  errors: Array<HranaError | null>;
-}
-
-/** What a transport needs from a stream, wherever its statements run. */
-export interface SqlStream {
-  access: DataAccess;
-  readonly sqls: SqlStore;
-  readonly isClosed: boolean;
-  /** Runs one statement; its rows count against `budget`, the response's. */
-  execute(stmt: Stmt, budget?: RowBudget): ExecResult | Promise<ExecResult>;
-  batch(batch: Batch, budget?: RowBudget): Promise<BatchOutcome>;
-  sequence(ref: { sql?: string; sqlId?: number }): Promise<void>;
-  describe(ref: { sql?: string; sqlId?: number }): DescribeResult;
-  isAutocommit(): boolean;
-  close(): void;
-}
+export type { BatchOutcome } from "./batch-steps.js";
+export type { DescribeResult, SqlStream } from "./sql-stream.js";
 
 /**
  * A Hrana stream: one SQLite connection held for the stream's life, so an interactive transaction
@@ -91,12 +68,9 @@ export class HranaStream implements SqlStream {
   private txnTimer: NodeJS.Timeout | undefined;
   private timedOut = false;
   private closed = false;
-  /** DDL of the open transaction on a schema database, passed on once it commits. */
-  private ddl: string[] = [];
+  private readonly schemaChanges = new SchemaChangeLog();
   /** Aliases this stream attached on its connection: detached before the connection is reused. */
   private attached: string[] = [];
-  /** Savepoints of the open transaction, with how many schema changes preceded each. */
-  private savepoints: Array<{ name: string; ddl: number }> = [];
   /** Set while a statement runs off the event loop: the connection can't be returned or rolled back meanwhile. */
   private running = false;
   /** The transaction timed out while a statement ran: rolled back once it ends. */
@@ -140,28 +114,10 @@ export class HranaStream implements SqlStream {
       }
       return { results, errors };
     }
-    let slice = performance.now();
-    for (const step of batch.steps) {
-      // A long batch gives other requests a turn now and then (it keeps its connection and lock).
-      if (performance.now() - slice > SLICE_MS) {
-        await yieldToLoop();
-        slice = performance.now();
-      }
-      if (step.condition && !this.holds(step.condition, results, errors)) {
-        results.push(null);
-        errors.push(null);
-        continue;
-      }
-      try {
-        const r = this.execute(step.stmt, budget);
-        results.push(r instanceof Promise ? await r : r);
-        errors.push(null);
-      } catch (e) {
-        results.push(null);
-        errors.push(toHranaError(e));
-      }
-    }
-    return { results, errors };
+    return runSteps(batch, {
+      execute: (stmt) => this.execute(stmt, budget),
+      isAutocommit: () => this.isAutocommit(),
+    });
   }
 
   /** Runs every statement of a text in order, discarding rows; stops at the first error. */
@@ -205,7 +161,7 @@ export class HranaStream implements SqlStream {
   }
 
   private finishClose(): void {
-    this.ddl = [];
+    this.schemaChanges.take();
     this.endTransactionTimer();
     if (this.conn) {
       this.services.pool.checkin(this.conn, this.attached);
@@ -306,7 +262,7 @@ export class HranaStream implements SqlStream {
     let committed = false;
     try {
       const result = withoutServerPaths(p.info.sql, r);
-      if (this.access.database.is_schema === 1) this.trackSchemaChange(p.info.sql);
+      if (this.access.database.is_schema === 1) this.schemaChanges.track(p.info.sql);
       committed = p.info.kind !== "rollback";
       const db = this.access.database;
       this.services.meter.record(
@@ -372,33 +328,6 @@ export class HranaStream implements SqlStream {
     this.txnTimer.unref();
   }
 
-  /**
-   * Records a schema change of a schema database for its followers, minding savepoints: a change
-   * undone by ROLLBACK TO must not reach them (it would fail its check on every child).
-   */
-  private trackSchemaChange(sql: string): void {
-    const savepoint = /^savepoint\s+("?)([^";\s]+)\1/i.exec(sql);
-    if (savepoint) {
-      this.savepoints.push({ name: savepoint[2]!.toLowerCase(), ddl: this.ddl.length });
-      return;
-    }
-    const undo = /^rollback(?:\s+transaction)?\s+to\s+(?:savepoint\s+)?("?)([^";\s]+)\1/i.exec(sql);
-    const release = /^release\s+(?:savepoint\s+)?("?)([^";\s]+)\1/i.exec(sql);
-    const named = (undo ?? release)?.[2]?.toLowerCase();
-    if (named !== undefined) {
-      const at = this.savepoints.map((s) => s.name).lastIndexOf(named);
-      if (at < 0) return;
-      if (undo) {
-        this.ddl.length = this.savepoints[at]!.ddl;
-        this.savepoints.length = at + 1;
-      } else {
-        this.savepoints.length = at;
-      }
-      return;
-    }
-    if (isSchemaChange(sql)) this.ddl.push(sql);
-  }
-
   private releaseLock(): void {
     if (!this.holdsLock) return;
     this.holdsLock = false;
@@ -411,12 +340,8 @@ export class HranaStream implements SqlStream {
     this.endTransactionTimer();
     // Still holding the write lock: no other writer can commit before the frames are recorded.
     if (this.holdsLock) this.services.frameLogs.afterWrite(conn);
-    this.savepoints = [];
-    if (this.ddl.length > 0) {
-      const statements = this.ddl;
-      this.ddl = [];
-      if (committed) this.services.schemaChanged?.(this.access, conn, statements);
-    }
+    const statements = this.schemaChanges.take();
+    if (statements.length > 0 && committed) this.services.schemaChanged?.(this.access, conn, statements);
     this.releaseLock();
   }
 
@@ -427,7 +352,7 @@ export class HranaStream implements SqlStream {
       this.timeoutDue = true;
       return;
     }
-    this.ddl = [];
+    this.schemaChanges.take();
     if (this.holdsLock && this.conn?.inTransaction) {
       try {
         this.conn.exec("ROLLBACK");
@@ -459,22 +384,5 @@ export class HranaStream implements SqlStream {
     const sql = this.sqls.get(ref.sqlId!);
     if (sql === undefined) throw new ProtocolError(`SQL text ${ref.sqlId} not found`);
     return sql;
-  }
-
-  private holds(c: Condition, results: Array<ExecResult | null>, errors: Array<HranaError | null>): boolean {
-    switch (c.type) {
-      case "ok":
-        return results[c.step] != null;
-      case "error":
-        return errors[c.step] != null;
-      case "not":
-        return !this.holds(c.cond, results, errors);
-      case "and":
-        return c.conds.every((x) => this.holds(x, results, errors));
-      case "or":
-        return c.conds.some((x) => this.holds(x, results, errors));
-      case "is_autocommit":
-        return this.isAutocommit();
-    }
   }
 }

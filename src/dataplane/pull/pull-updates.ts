@@ -1,5 +1,5 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
-import type { DataAccess } from "../../domain/data-access.js";
+import type { DataAccess } from "../../domain/data-access/open.js";
 import type { FrameLogs } from "../../engine/frame-logs.js";
 import { PageDiff, type SyncPoint, SyncPointGone } from "../../engine/page-diff.js";
 import type { ConnectionPool } from "../../engine/pool.js";

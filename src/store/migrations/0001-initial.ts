@@ -6,6 +6,13 @@ import type { DialectKind } from "../dialect.js";
  * an auto-incrementing key is spelled.
  */
 export async function up(db: Kysely<unknown>, kind: DialectKind): Promise<void> {
+  await createAccountTables(db);
+  await createGroupAndDatabaseTables(db);
+  await createAuditLog(db, kind);
+}
+
+/** Users, organizations, their members and API tokens. */
+async function createAccountTables(db: Kysely<unknown>): Promise<void> {
   await db.schema
     .createTable("users")
     .addColumn("id", "text", (c) => c.primaryKey())
@@ -49,7 +56,10 @@ export async function up(db: Kysely<unknown>, kind: DialectKind): Promise<void> 
     .addColumn("created_at", "text", (c) => c.notNull())
     .addUniqueConstraint("api_tokens_user_name_uq", ["user_id", "name"])
     .execute();
+}
 
+/** Groups, their locations, and databases. */
+async function createGroupAndDatabaseTables(db: Kysely<unknown>): Promise<void> {
   await db.schema
     .createTable("groups")
     .addColumn("id", "text", (c) => c.primaryKey())
@@ -86,7 +96,9 @@ export async function up(db: Kysely<unknown>, kind: DialectKind): Promise<void> 
     .addUniqueConstraint("databases_org_name_uq", ["org_id", "name"])
     .execute();
   await db.schema.createIndex("databases_group_idx").on("databases").column("group_id").execute();
+}
 
+async function createAuditLog(db: Kysely<unknown>, kind: DialectKind): Promise<void> {
   await db.schema
     .createTable("audit_logs")
     .addColumn("id", kind === "postgres" ? "bigserial" : "integer", (c) =>

@@ -1,0 +1,25 @@
+import type { ReplicaPort } from "../domain/core/ports.js";
+import type { DataAccessPorts } from "../domain/data-access/ports.js";
+import type { FrameLogs } from "../engine/frame-logs.js";
+import type { ConnectionPool } from "../engine/pool.js";
+import type { SchemaPropagation } from "../hosting/schema-propagation.js";
+import type { UploadInstaller } from "../hosting/upload-installer.js";
+import type { UsageMeter } from "../hosting/usage-meter.js";
+import type { Logger } from "../lib/logger.js";
+
+/**
+ * What the data plane reaches, filled by `src/start/wiring.ts`: deciding access (a token against
+ * a database record), the engine's connections and replication logs, replicas, usage counting,
+ * schema changes and uploads. Declared apart from `data-plane.ts`, which imports the transports
+ * that take it.
+ */
+export interface DataPlaneParts extends DataAccessPorts {
+  pool: ConnectionPool;
+  frameLogs: FrameLogs;
+  replicas: ReplicaPort;
+  meter: UsageMeter;
+  schema: Pick<SchemaPropagation, "changed">;
+  uploads: Pick<UploadInstaller, "install">;
+  log: Logger;
+  version: string;
+}

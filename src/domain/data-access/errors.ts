@@ -1,0 +1,91 @@
+import {
+  ConflictError,
+  ForbiddenError,
+  InvalidError,
+  MisdirectedError,
+  NotFoundError,
+  UnauthenticatedError,
+} from "../../errors.js";
+
+const MINT_DB_TOKEN =
+  "mint a database token with POST /v1/organizations/{org}/databases/{db}/auth/tokens " +
+  "(turso db tokens create <db>)";
+
+/**
+ * Every error message the data-access area (database tokens, and access through the data plane) answers with. The texts are the API's contract (Turso's wording
+ * where Turso has one; clients and tests match on them): change one only on purpose.
+ */
+export const dataAccessErrors = {
+  awaitingUpload: (name: string) =>
+    new ConflictError(
+      `database ${name} has no content yet: it was created for an upload (seed type database_upload), so upload a SQLite file to https://<database hostname>/v1/upload first`,
+      "DATABASE_AWAITING_UPLOAD",
+    ),
+  apiTokenOnData: () =>
+    new UnauthenticatedError(
+      `the token is an API token, which manages the service but opens no database: ${MINT_DB_TOKEN}`,
+      "AUTH_JWT_INVALID",
+    ),
+  notADatabaseToken: () =>
+    new UnauthenticatedError(`the token is not a valid database token: ${MINT_DB_TOKEN}`, "AUTH_JWT_INVALID"),
+  databaseWritesBlocked: (name: string) =>
+    new ForbiddenError(
+      `writes to database ${name} are blocked (block_writes): an upload is a write`,
+      "BLOCKED",
+    ),
+  organizationWritesBlocked: (slug: string) =>
+    new ForbiddenError(
+      `writes of organization ${slug} are blocked because it used up its plan's quota: an upload is a write`,
+      "BLOCKED",
+    ),
+  expired: () => new UnauthenticatedError("the token has expired", "AUTH_JWT_EXPIRED"),
+  revokeWhat: () => new InvalidError('send the token to revoke as "token"'),
+  foreignToken: () => new InvalidError("token is not a database or group token issued by this Shoal"),
+  tokenOfOther: (what: string) => new InvalidError(`token is not a token of ${what}`),
+  /** Turso's wording first (clients match on it), then what would have been accepted. */
+  invalidExpiration: (text: string) =>
+    new InvalidError(
+      `Invalid expiration format: ${JSON.stringify(text)}; use never, or a duration of whole numbers ` +
+        "with units w, d, h, m, s, ms, us or ns, such as 2w, 1d, 12h, 30m or 1h30m " +
+        "(there is no unit for months or years: use 4w or 52w)",
+    ),
+  expiresAtOnce: () => new InvalidError("Invalid expiration format: the token would expire at once"),
+  invalidAuthorization: () => new InvalidError("authorization must be full-access or read-only"),
+  attachUnknown: (name: string) =>
+    new InvalidError(`cannot grant ATTACH to ${name}: no such database in this organization`),
+  noDatabase: () => new NotFoundError("database not found", "DATABASE_NOT_FOUND"),
+  missingToken: () =>
+    new UnauthenticatedError(
+      "missing Authorization header with a Bearer database token",
+      "AUTH_HEADER_NOT_FOUND",
+    ),
+  rotated: () =>
+    new UnauthenticatedError("the token was revoked by a credential rotation", "AUTH_JWT_REVOKED"),
+  unscoped: () =>
+    new UnauthenticatedError("the token is not scoped to a database or group", "AUTH_JWT_INVALID"),
+  revoked: () => new UnauthenticatedError("the token was revoked", "AUTH_JWT_REVOKED"),
+  ipNotAllowed: (name: string, peer: string | undefined) =>
+    new ForbiddenError(
+      `database ${name} only serves the addresses in its allowed_ips, and ${peer ?? "this client"} is not one of them`,
+      "IP_NOT_ALLOWED",
+    ),
+  servedElsewhere: (name: string, location: string) =>
+    new MisdirectedError(
+      `database ${name} is served by the node holding location ${location}, not by this one: send its requests there`,
+      "DATABASE_ELSEWHERE",
+    ),
+  ownerDeleted: (what: string) =>
+    new UnauthenticatedError(`the token belongs to a ${what} that was deleted`, "AUTH_DATABASE_DELETED"),
+  otherDatabase: () => new ForbiddenError("the token belongs to another database", "AUTH_DATABASE_MISMATCH"),
+  replicationOnly: () => new ForbiddenError("a replication token only syncs", "AUTH_REPLICATION_ONLY"),
+  uploadNeedsFullAccess: () =>
+    new ForbiddenError(
+      "Authorization forbidden: uploading a database needs a full-access token",
+      "FORBIDDEN",
+    ),
+  notAwaitingUpload: (name: string) =>
+    new ConflictError(
+      `database ${name} doesn't wait for an upload: only a database created with seed {"type": "database_upload"} receives one, once`,
+      "DATABASE_NOT_AWAITING_UPLOAD",
+    ),
+};

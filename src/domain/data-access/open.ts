@@ -1,0 +1,136 @@
+import { allowlistOf } from "../../lib/ip-allowlist.js";
+import { dataAccessErrors } from "./errors.js";
+import type { DataAccessPorts, DatabaseLocator, DataPlaneDatabase } from "./ports.js";
+import type { TokenClaims } from "./token-verifier.js";
+
+/** What the access is for: SQL and sync (the default), or uploading a database's file. */
+export type AccessPurpose = "sql" | "upload";
+
+/** What a verified database token lets its bearer do on one database. */
+export interface DataAccess {
+  database: DataPlaneDatabase;
+  /** File of the database's primary instance. */
+  path: string;
+  canWrite: boolean;
+  /** Databases this token may read through ATTACH. */
+  attachIds: ReadonlySet<string>;
+  /** Set for the internal token of a location's replica: that location. Such tokens only sync. */
+  replicaOf?: string;
+}
+
+/**
+ * Decides whether a bearer token opens a database. Each refusal has its own code so a client can
+ * tell them apart: an unknown database, a token of another database or group, a token whose
+ * database or group was deleted, and a token whose credentials were rotated.
+ */
+export async function openDataAccess(
+  deps: DataAccessPorts,
+  locator: DatabaseLocator,
+  token: string | undefined,
+  purpose: AccessPurpose = "sql",
+  peer?: string,
+): Promise<DataAccess> {
+  const database = await deps.directory.find(locator);
+  if (!database) throw dataAccessErrors.noDatabase();
+  if (!token) {
+    throw dataAccessErrors.missingToken();
+  }
+  const claims = await deps.tokenVerifier.verify(token);
+  const refusal = checkScope(database, claims);
+  if (refusal === "foreign") {
+    await refuseForeign(deps, claims.id !== undefined ? { id: claims.id } : { groupId: claims.gid ?? "" });
+  }
+  return grant(deps, database, claims, purpose, peer);
+}
+
+/**
+ * The same decision without waiting, when the database record and the token are both cached
+ * (the common case for a busy database); undefined means "take the slow path".
+ */
+export function openDataAccessCached(
+  deps: DataAccessPorts,
+  locator: DatabaseLocator,
+  token: string | undefined,
+  peer?: string,
+): DataAccess | undefined {
+  const database = deps.directory.peek(locator);
+  const claims = token ? deps.tokenVerifier.cached(token) : undefined;
+  if (!database || !claims || checkScope(database, claims) === "foreign") return undefined;
+  return grant(deps, database, claims, "sql", peer);
+}
+
+/** Throws for a revoked or unscoped token; "foreign" when the token belongs elsewhere. */
+function checkScope(database: DataPlaneDatabase, claims: TokenClaims): "own" | "foreign" {
+  if (claims.id !== undefined) {
+    if (claims.id !== database.id) return "foreign";
+    // Replication tokens are internal and unaffected by rotating the users' tokens.
+    if (claims.rep !== undefined) return "own";
+    if (claims.gen !== database.token_generation || claims.ggen !== database.group_token_generation) {
+      throw dataAccessErrors.rotated();
+    }
+    requireNotRevoked(database, claims);
+    return "own";
+  }
+  if (claims.gid !== undefined) {
+    if (claims.gid !== database.group_id) return "foreign";
+    if (claims.ggen !== database.group_token_generation) {
+      throw dataAccessErrors.rotated();
+    }
+    requireNotRevoked(database, claims);
+    return "own";
+  }
+  throw dataAccessErrors.unscoped();
+}
+
+function requireNotRevoked(database: DataPlaneDatabase, claims: TokenClaims): void {
+  if (claims.jti !== undefined && database.revokedTokens.has(claims.jti)) {
+    throw dataAccessErrors.revoked();
+  }
+}
+
+function grant(
+  deps: DataAccessPorts,
+  database: DataPlaneDatabase,
+  claims: TokenClaims,
+  purpose: AccessPurpose,
+  peer: string | undefined,
+): DataAccess {
+  // Replication tokens are this deployment's own traffic, whatever the database's allowlist.
+  if (database.allowed_ips && claims.rep === undefined && !allowlistOf(database.allowed_ips).allows(peer)) {
+    throw dataAccessErrors.ipNotAllowed(database.name, peer);
+  }
+  // A database created for an upload has no content yet: only the upload, and replicas copying
+  // the empty file it starts with, may reach it (never while the upload is being installed).
+  if (
+    database.awaiting_upload !== 0 &&
+    purpose !== "upload" &&
+    !(claims.rep !== undefined && database.awaiting_upload === 1)
+  ) {
+    throw dataAccessErrors.awaitingUpload(database.name);
+  }
+  // Several nodes share the store but each keeps only its own locations' files.
+  if (!deps.placement.holds(database.primary_location)) {
+    throw dataAccessErrors.servedElsewhere(database.name, database.primary_location);
+  }
+  return {
+    database,
+    path: deps.directory.pathOf(database, deps.files),
+    canWrite: claims.a !== "ro",
+    attachIds: new Set(claims.p?.roa?.ns ?? []),
+    ...(claims.rep !== undefined ? { replicaOf: claims.rep } : {}),
+  };
+}
+
+async function refuseForeign(
+  deps: DataAccessPorts,
+  scope: { id: string } | { groupId: string },
+): Promise<never> {
+  const exists =
+    "id" in scope
+      ? (await deps.directory.find({ id: scope.id })) !== undefined
+      : (await deps.store.read((r) => r.groups.findById(scope.groupId))) !== undefined;
+  if (!exists) {
+    throw dataAccessErrors.ownerDeleted("id" in scope ? "database" : "group");
+  }
+  throw dataAccessErrors.otherDatabase();
+}

@@ -1,0 +1,88 @@
+import type {
+  DataPlaneCache,
+  InstanceRef,
+  Instances,
+  ReplicaPort,
+  StoreAccess,
+} from "../domain/core/ports.js";
+import type { FrameLogs } from "../engine/frame-logs.js";
+import type { InstanceFiles } from "../engine/instance-files.js";
+import type { ConnectionPool } from "../engine/pool.js";
+import type { Logger } from "../lib/logger.js";
+
+/** What making and removing instances reaches. */
+export interface InstanceLifecyclePorts {
+  store: StoreAccess;
+  files: Pick<InstanceFiles, "path" | "remove">;
+  pool: Pick<ConnectionPool, "retire">;
+  frameLogs: Pick<FrameLogs, "forget">;
+  replicas: Pick<ReplicaPort, "ensure" | "drop">;
+  directory: DataPlaneCache;
+  log: Logger;
+}
+
+/** Builds the replicas of databases and removes the instances of deleted ones. */
+export class InstanceLifecycle implements Instances {
+  constructor(private readonly ports: InstanceLifecyclePorts) {}
+
+  /**
+   * Removes instances once the rows that named them are committed away: a primary's connections
+   * are retired and its files (and frame log) removed; a replica is dropped by its location. The
+   * data plane's cache forgets the databases first. A failure leaves an orphan file, never a
+   * dangling row; the start-up reconciliation sweeps orphans.
+   */
+  async remove(instances: readonly InstanceRef[]): Promise<void> {
+    const deps = this.ports;
+    deps.directory.invalidate();
+    for (const i of instances) {
+      try {
+        if (i.primary) {
+          // A primary's file goes only with its row: never remove the file of a database that
+          // still exists (say, one moved to another organization while this removal was planned).
+          if (await deps.store.read((r) => r.databases.findById(i.dbId))) {
+            deps.log.warn(
+              { dbId: i.dbId, location: i.location },
+              "kept the file of a database that still exists",
+            );
+            continue;
+          }
+          const file = deps.files.path(i.location, i.dbId);
+          deps.pool.retire(file);
+          deps.frameLogs.forget(file);
+          deps.files.remove(i.location, i.dbId);
+        } else {
+          await deps.replicas.drop(i.dbId, i.location);
+        }
+      } catch (e) {
+        deps.log.error({ err: e, dbId: i.dbId, location: i.location }, "could not remove an instance");
+      }
+    }
+  }
+
+  /**
+   * Builds the replicas of databases in a location, a few at a time, logging progress for large
+   * groups. Throws the first failure after the others finished.
+   */
+  async buildReplicas(dbIds: readonly string[], location: string): Promise<void> {
+    const deps = this.ports;
+    const started = Date.now();
+    let done = 0;
+    let failure: unknown;
+    const queue = [...dbIds];
+    const worker = async () => {
+      for (let id = queue.shift(); id !== undefined; id = queue.shift()) {
+        try {
+          await deps.replicas.ensure(id, location);
+        } catch (e) {
+          failure ??= e;
+        }
+        done++;
+        if (done % 100 === 0) deps.log.info({ location, done, total: dbIds.length }, "building replicas");
+      }
+    };
+    await Promise.all(Array.from({ length: Math.min(4, dbIds.length) }, worker));
+    if (dbIds.length > 0)
+      deps.log.info({ location, replicas: dbIds.length, ms: Date.now() - started }, "replicas built");
+    if (failure) throw failure;
+  }
+}

@@ -1,0 +1,174 @@
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+import { getRequestListener } from "@hono/node-server";
+import { createApp } from "../api/app.js";
+import type { Config } from "../config.js";
+import { createDataPlane, type DataPlane } from "../dataplane/data-plane.js";
+import type { LocalNode } from "../domain/cluster/local-node.js";
+import { requireSharedKey } from "../domain/cluster/shared-key.js";
+import { reconcileBeforeServing, reconcileWhileServing } from "../hosting/reconcile.js";
+import { createLogger, type Logger } from "../lib/logger.js";
+import { systemClock } from "../lib/time.js";
+import type { ReplicationManager } from "../replication/manager.js";
+import { openPostgresStore } from "../store/postgres.js";
+import { openSqliteStore } from "../store/sqlite.js";
+import type { Store } from "../store/store.js";
+import { prepareDataFolder } from "./data-folder.js";
+import { bootstrap } from "./first-start.js";
+import { type Jobs, startJobs } from "./jobs.js";
+import { answersHealth } from "./node-identity.js";
+import { ShoalServer } from "./server.js";
+import { type Parts, type Wiring, wire } from "./wiring.js";
+
+export interface Shoal {
+  /** Base URL of the HTTP server, e.g. `http://127.0.0.1:8080`. */
+  url: string;
+  port: number;
+  deps: Parts;
+  dataPlane: DataPlane;
+  replication: ReplicationManager;
+  /** This process among the nodes sharing the store, with the locations it holds. */
+  node: LocalNode;
+  /** Settles when start-up reconciliation (replicas catching up, rebuilding missing ones) is done. */
+  reconciled: Promise<void>;
+  /** Stops accepting connections, lets requests in flight finish, then closes the store. */
+  close(): Promise<void>;
+}
+
+export interface StartOptions {
+  log?: Logger;
+  /** Where the first-start banner with a generated admin token goes (stdout by default). */
+  announce?: (text: string) => void;
+  /** The built web console; `dist/console` beside the code by default (`npm run build` writes it). */
+  consoleDir?: string;
+}
+
+/** `<repo>/dist/console`, from both `src/start/` (tsx) and `dist/start/` (built). */
+const DEFAULT_CONSOLE_DIR = fileURLToPath(new URL("../../dist/console", import.meta.url));
+
+/**
+ * Starts one Shoal process: port -> data folder -> store -> parts -> serving. The port is bound
+ * first, so a port in use stops the start before anything is written; until the node has joined
+ * the nodes sharing the store and reconciled its files, every request is answered 503.
+ */
+export async function startShoal(config: Config, opts: StartOptions = {}): Promise<Shoal> {
+  const startedAt = Date.now();
+  const log = opts.log ?? createLogger(config.logLevel);
+  const server = new ShoalServer(config.dbDomain, config.headersTimeoutMs);
+  await server.listen(config.host, config.port);
+  try {
+    await prepareDataFolder(config.dataDir);
+    const store = config.metadataUrl
+      ? await openPostgresStore(config.metadataUrl)
+      : await openSqliteStore(config.dataDir);
+    const wiring = await wireAndBootstrap(config, opts, log, store);
+    return await serve(config, wiring, server, { log, startedAt, consoleDir: opts.consoleDir });
+  } catch (e) {
+    await server.close();
+    throw e;
+  }
+}
+
+/** The parts over an open store, with the administrator made on a first start; on failure the store is closed. */
+async function wireAndBootstrap(
+  config: Config,
+  opts: StartOptions,
+  log: Logger,
+  store: Store,
+): Promise<Wiring> {
+  try {
+    const wiring = await wire(config, store, log);
+    // Database tokens are signature-checked: a node with another key would refuse other nodes' tokens.
+    const keyFile = path.join(config.dataDir, "keys", "db-tokens.jwk");
+    await requireSharedKey(store, systemClock, "db-tokens", wiring.parts.dbTokenKey, keyFile);
+    await bootstrap(config, wiring.parts, opts.announce ?? ((t) => process.stdout.write(t)));
+    return wiring;
+  } catch (e) {
+    await store.close();
+    throw e;
+  }
+}
+
+/** Joins the nodes, reconciles, then serves; on failure everything started here stops again. */
+async function serve(
+  config: Config,
+  { parts, setSourceUrl }: Wiring,
+  server: ShoalServer,
+  at: { log: Logger; startedAt: number; consoleDir: string | undefined },
+): Promise<Shoal> {
+  const api = createApp(parts, {
+    rateLimit: { limit: config.rateLimit, windowSeconds: config.rateLimitWindowSeconds },
+    consoleDir: at.consoleDir ?? DEFAULT_CONSOLE_DIR,
+  });
+  const dataPlane = createDataPlane(parts, {
+    txnTimeoutMs: config.transactionTimeoutMs,
+    lockWaitMs: config.transactionTimeoutMs,
+    streamIdleMs: config.streamIdleTimeoutMs,
+    trustedProxies: config.trustedProxies,
+    maxBytes: config.maxResponseBytes,
+    maxTotalBytes: config.maxTotalResponseBytes,
+    maxStreamsPerDatabase: config.maxStreamsPerDatabase,
+    maxStreamsPerWebSocket: config.maxStreamsPerWebSocket,
+    bodyTimeoutMs: config.bodyTimeoutMs,
+  });
+  const jobs = startJobs(config, parts);
+  const { port } = server;
+  const host = config.host.includes(":") ? `[${config.host}]` : config.host;
+  // Replicas sync from this node's own address; a wildcard listen address is reached on loopback.
+  const reachable = config.host === "0.0.0.0" ? "127.0.0.1" : config.host === "::" ? "[::1]" : host;
+  setSourceUrl(`http://${reachable}:${port}`);
+  const node = parts.placement;
+  let pending: Awaited<ReturnType<typeof reconcileBeforeServing>>;
+  try {
+    // Locations this node offers: the catalogue's, and any it has files for from earlier runs.
+    const offered = [...new Set([...config.locations.map((l) => l.code), ...parts.files.locations()])];
+    await node.join(config.nodeUrl ?? `http://${reachable}:${port}`, config.version, offered, answersHealth);
+    // Before serving: existing replicas go to their location's worker, orphans are swept. Only the
+    // locations this node holds are reconciled; the others are their holders' to check.
+    pending = await reconcileBeforeServing(parts, { holds: (l) => node.holds(l), startedAt: at.startedAt });
+  } catch (e) {
+    dataPlane.close();
+    await jobs.stop();
+    await parts.replicas.close();
+    await node.leave();
+    await parts.store.close();
+    throw e;
+  }
+  server.serve({ dataPlane, api: getRequestListener(api.fetch) });
+  // Once serving: replicas catch up, and a missing one is rebuilt by syncing from this very server.
+  const reconciled = reconcileWhileServing(parts, pending)
+    // Children of schema databases that missed changes before a stop get them now.
+    .then(() => parts.schema.resume())
+    .then(
+      () => undefined,
+      (e: unknown) => at.log.error({ err: e }, "reconciling instance files failed"),
+    );
+  const url = `http://${host}:${port}`;
+  at.log.info({ url, dataDir: config.dataDir, version: config.version }, "shoal is ready");
+  let closing: Promise<void> | undefined;
+  const close = () => (closing ??= shutdown(server, dataPlane, reconciled, parts, jobs));
+  return { url, port, deps: parts, dataPlane, replication: parts.replicas, node, reconciled, close };
+}
+
+/**
+ * Stops in order: no new connections (the data plane's streams and sockets end at once), requests
+ * in flight finish, start-up reconciliation settles; then the timers (with a last usage flush),
+ * replicas, connections, this node's record and the store.
+ */
+async function shutdown(
+  server: ShoalServer,
+  dataPlane: DataPlane,
+  reconciled: Promise<void>,
+  parts: Parts,
+  jobs: Jobs,
+): Promise<void> {
+  const drained = server.close();
+  dataPlane.close();
+  await drained;
+  await reconciled;
+  await jobs.stop();
+  await parts.replicas.close();
+  await parts.pool.closeAll();
+  await parts.placement.leave();
+  await parts.store.close();
+}

@@ -1,0 +1,168 @@
+import { availableParallelism } from "node:os";
+import path from "node:path";
+import type { Config } from "../config.js";
+import { LocalNode } from "../domain/cluster/local-node.js";
+import type { ReadinessProbe } from "../domain/cluster/readiness.js";
+import { DbTokenVerifier } from "../domain/data-access/token-verifier.js";
+import { LocationCatalogue } from "../domain/groups/location-catalogue.js";
+import { AsyncGate } from "../engine/async-gate.js";
+import { DumpFiles } from "../engine/dump-files.js";
+import { FrameLogs } from "../engine/frame-logs.js";
+import { InstanceFiles } from "../engine/instance-files.js";
+import { ConnectionPool } from "../engine/pool.js";
+import { ContentBuilder } from "../hosting/content-builder.js";
+import { DatabaseDirectory } from "../hosting/directory.js";
+import { InstanceLifecycle } from "../hosting/instance-lifecycle.js";
+import { SchemaPropagation } from "../hosting/schema-propagation.js";
+import { UploadInstaller } from "../hosting/upload-installer.js";
+import { UsageMeter } from "../hosting/usage-meter.js";
+import type { Logger } from "../lib/logger.js";
+import { loadOrCreateSigningKey, type SigningKey } from "../lib/signing-keys.js";
+import { type Clock, systemClock } from "../lib/time.js";
+import { ReplicationManager } from "../replication/manager.js";
+import type { Store } from "../store/store.js";
+import { loadOrCreateNodeId } from "./node-identity.js";
+import { dataFolderProbe, storeProbe } from "./readiness-probes.js";
+
+/**
+ * Every part of one Shoal process, built once. It is the only bag of concrete classes: the API,
+ * the data plane, replication and each hosting service are handed it (or a few of its members)
+ * as the narrow ports they declare.
+ */
+export interface Parts {
+  store: Store;
+  /** Read at every use: a test may set it, and every part sees the new time (see `wire`). */
+  clock: Clock;
+  log: Logger;
+  /** Suffix of database hostnames: `<db>-<org>.<dbDomain>`. */
+  dbDomain: string;
+  version: string;
+  apiTokenKey: SigningKey;
+  /** Signs database and group tokens; kept apart from the API token key. */
+  dbTokenKey: SigningKey;
+  catalogue: LocationCatalogue;
+  files: InstanceFiles;
+  /** Open connections to hosted databases. */
+  pool: ConnectionPool;
+  /** Replication logs of the primaries on this node. */
+  frameLogs: FrameLogs;
+  /** Uploaded SQL dumps waiting to seed new databases (`<data>/dumps`). */
+  dumps: DumpFiles;
+  directory: DatabaseDirectory;
+  meter: UsageMeter;
+  tokenVerifier: DbTokenVerifier;
+  replicas: ReplicationManager;
+  /** This process among the nodes sharing the store, with the locations it holds. */
+  placement: LocalNode;
+  instances: InstanceLifecycle;
+  content: ContentBuilder;
+  schema: SchemaPropagation;
+  uploads: UploadInstaller;
+  /** What `GET /health/ready` checks. */
+  readiness: readonly ReadinessProbe[];
+}
+
+export interface Wiring {
+  parts: Parts;
+  /** Tells replication the base URL replicas sync from, known once the server listens. */
+  setSourceUrl(url: string): void;
+}
+
+/** The engine's parts over the data folder: database files, their logs and connections, dumps. */
+function engineParts(config: Config) {
+  const frameLogs = new FrameLogs();
+  const pool = new ConnectionPool({
+    maxOpen: config.maxConnections,
+    limits: {
+      statementTimeoutMs: config.statementTimeoutMs,
+      gate: new AsyncGate(availableParallelism()),
+      heapLimitBytes: config.sqliteHeapLimitMb * 1024 * 1024,
+    },
+    synchronous: config.durability === "strong" ? "FULL" : "NORMAL",
+    beforeLastClose: (conn) => {
+      if (frameLogs.get(conn.path).pending > 0) frameLogs.rollover(conn);
+    },
+  });
+  const files = new InstanceFiles(path.join(config.dataDir, "locations"));
+  return { files, frameLogs, pool, dumps: new DumpFiles(path.join(config.dataDir, "dumps")) };
+}
+
+/**
+ * Builds every part over an open store, each after what it needs: nothing is filled in later.
+ * Nothing listens and no timer starts here. The one value known only later, the address replicas
+ * sync from, is read through `setSourceUrl`.
+ */
+export async function wire(config: Config, store: Store, log: Logger): Promise<Wiring> {
+  const keys = path.join(config.dataDir, "keys");
+  const apiTokenKey = await loadOrCreateSigningKey(keys, "api-tokens");
+  const dbTokenKey = await loadOrCreateSigningKey(keys, "db-tokens");
+  // Parts are handed `clock`, which asks `time` at every call: setting `parts.clock` (tests move
+  // time to a new month) reaches every part at once, as it did when they all shared one object.
+  const time = { now: systemClock };
+  const clock: Clock = () => time.now();
+  const { files, frameLogs, pool, dumps } = engineParts(config);
+  const directory = new DatabaseDirectory(store);
+  const meter = new UsageMeter(store, systemClock, log, (location, dbId) => files.sizeOf(location, dbId));
+  const tokenVerifier = new DbTokenVerifier({ dbTokenKey, apiTokenKey, clock });
+  let sourceUrl = "";
+  const replicas = new ReplicationManager(
+    { files, frameLogs, directory, dbTokenKey, clock, log },
+    () => sourceUrl,
+  );
+  frameLogs.onCommit((e) => replicas.onCommit(e));
+  const nodeId = config.nodeId ?? (await loadOrCreateNodeId(config.dataDir));
+  const placement = new LocalNode(store, systemClock, log, nodeId);
+  const instances = new InstanceLifecycle({ store, files, pool, frameLogs, replicas, directory, log });
+  const services = {
+    instances,
+    content: new ContentBuilder({ files, pool, frameLogs, dumps, clock }),
+    schema: new SchemaPropagation({ store, files, pool, frameLogs, clock, log }),
+    uploads: new UploadInstaller({
+      store,
+      files,
+      pool,
+      frameLogs,
+      directory,
+      instances,
+      replicas,
+      clock,
+      log,
+    }),
+  };
+  const readiness = [
+    storeProbe(store, config.metadataUrl ? undefined : path.join(config.dataDir, "control-plane.db")),
+    dataFolderProbe(config.dataDir),
+  ];
+  const parts: Parts = {
+    store,
+    get clock() {
+      return time.now;
+    },
+    set clock(c: Clock) {
+      time.now = c;
+    },
+    log,
+    dbDomain: config.dbDomain,
+    version: config.version,
+    apiTokenKey,
+    dbTokenKey,
+    catalogue: new LocationCatalogue(config.locations),
+    files,
+    pool,
+    frameLogs,
+    dumps,
+    directory,
+    meter,
+    tokenVerifier,
+    replicas,
+    placement,
+    ...services,
+    readiness,
+  };
+  return {
+    parts,
+    setSourceUrl: (url) => {
+      sourceUrl = url;
+    },
+  };
+}
