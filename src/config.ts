@@ -1,3 +1,4 @@
+import { availableParallelism } from "node:os";
 import path from "node:path";
 import { z } from "zod";
 import { canonicalEntry } from "./lib/ip-allowlist.js";
@@ -57,6 +58,8 @@ export interface Config {
   nodeUrl: string | undefined;
   /** Proxies whose `X-Forwarded-For` names the client checked against IP allowlists. */
   trustedProxies: readonly string[];
+  /** Threads the driver runs statements whose work isn't bounded on (and how many run at once). */
+  workers: number;
   /** A statement whose work isn't bounded is interrupted after this many milliseconds. */
   statementTimeoutMs: number;
   /** The most one data-plane response may carry, in bytes. */
@@ -189,6 +192,7 @@ const EnvSchema = z.object({
       return out;
     })
     .optional(),
+  SHOAL_WORKERS: wholeNumber(1, 1024).default(Math.max(2, availableParallelism())),
   SHOAL_STATEMENT_TIMEOUT_MS: wholeNumber(100, 3_600_000).default(5000),
   SHOAL_MAX_RESPONSE_BYTES: wholeNumber(65_536, 1_073_741_824).default(10 * 1024 * 1024),
   SHOAL_MAX_TOTAL_RESPONSE_BYTES: wholeNumber(1_048_576, 68_719_476_736).default(64 * 1024 * 1024),
@@ -241,6 +245,7 @@ export function loadConfig(env: NodeJS.ProcessEnv, version: string): Config {
     nodeId: e.SHOAL_NODE_ID,
     nodeUrl: e.SHOAL_NODE_URL,
     trustedProxies: Object.freeze(e.SHOAL_TRUSTED_PROXIES ?? []),
+    workers: e.SHOAL_WORKERS,
     statementTimeoutMs: e.SHOAL_STATEMENT_TIMEOUT_MS,
     maxResponseBytes: e.SHOAL_MAX_RESPONSE_BYTES,
     maxTotalResponseBytes: e.SHOAL_MAX_TOTAL_RESPONSE_BYTES,

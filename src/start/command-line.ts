@@ -48,6 +48,7 @@ Settings (README.md, "Settings", says what each does):
   SHOAL_NODE_ID                      kept in <data>/node-id
   SHOAL_NODE_URL                     the address it listens on
   SHOAL_TRUSTED_PROXIES              none
+  SHOAL_WORKERS                      the number of cores, at least 2
   SHOAL_STATEMENT_TIMEOUT_MS         5000
   SHOAL_MAX_RESPONSE_BYTES           10485760 (10 MiB)
   SHOAL_MAX_TOTAL_RESPONSE_BYTES     67108864 (64 MiB)

@@ -1,4 +1,3 @@
-import { availableParallelism } from "node:os";
 import path from "node:path";
 import type { Config } from "../config.js";
 import { LocalNode } from "../domain/cluster/local-node.js";
@@ -75,7 +74,7 @@ function engineParts(config: Config) {
     maxOpen: config.maxConnections,
     limits: {
       statementTimeoutMs: config.statementTimeoutMs,
-      gate: new AsyncGate(availableParallelism()),
+      gate: new AsyncGate(config.workers),
       heapLimitBytes: config.sqliteHeapLimitMb * 1024 * 1024,
     },
     synchronous: config.durability === "strong" ? "FULL" : "NORMAL",

@@ -47,6 +47,7 @@ export function testConfig(dataDir: string, overrides: Partial<Config> = {}): Co
     nodeId: undefined,
     nodeUrl: undefined,
     trustedProxies: [],
+    workers: 2,
     statementTimeoutMs: 5000,
     maxResponseBytes: 10 * 1024 * 1024,
     maxTotalResponseBytes: 64 * 1024 * 1024,
