@@ -61,6 +61,8 @@ interface Entry {
   inUse: number;
   /** Set when the database is being removed: connections returned later are closed, not kept. */
   retired: boolean;
+  /** Connections closed while others to the file stayed open, whose descriptors SQLite still holds (see checkin). */
+  parked: number;
 }
 
 /**
@@ -99,7 +101,7 @@ export class ConnectionPool {
   checkout(path: string, key?: DatabaseKey): EngineConnection {
     let entry = this.entries.get(path);
     if (entry) this.entries.delete(path);
-    else entry = { idle: [], inUse: 0, retired: false };
+    else entry = { idle: [], inUse: 0, retired: false, parked: 0 };
     this.entries.set(path, entry);
     entry.inUse++;
     const conn = this.takeIdle(entry, key);
@@ -164,6 +166,19 @@ export class ConnectionPool {
     }
     entry.idle.push(conn);
     this.evictBeyondLimit();
+    // SQLite keeps the descriptor of a connection closed while others to the same file stay open
+    // (POSIX locks belong to the process, so closing it could drop theirs) until the last one
+    // closes. Once none is in use, the idle ones close too: a burst of connections to one
+    // database (a client opening streams without end) leaves no descriptors behind.
+    if (entry.inUse === 0 && entry.parked > 0) this.closeIdleOf(conn.path, entry);
+  }
+
+  private closeIdleOf(path: string, entry: Entry): void {
+    for (const idle of entry.idle.splice(0)) this.closeConnection(idle);
+    entry.parked = 0;
+    if (this.entries.get(path) !== entry || entry.retired) return;
+    this.entries.delete(path);
+    if (this.locks.get(path)?.idle) this.locks.delete(path);
   }
 
   /** Connections to a database that are checked out now (a file can't be swapped under them). */
@@ -263,6 +278,7 @@ export class ConnectionPool {
     if (conn.isClosed) return;
     const entry = this.entries.get(conn.path);
     const last = !entry || (entry.idle.length === 0 && entry.inUse === 0);
+    if (!last) entry.parked++;
     if (last && this.opts.beforeLastClose) {
       try {
         this.opts.beforeLastClose(conn);

@@ -1,4 +1,4 @@
-import { readFileSync } from "node:fs";
+import { readdirSync, readFileSync, readlinkSync } from "node:fs";
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
@@ -21,7 +21,10 @@ export interface ServerProcess {
   close(): Promise<void>;
 }
 
-export async function startServerProcess(env: Record<string, string> = {}): Promise<ServerProcess> {
+export async function startServerProcess(
+  env: Record<string, string> = {},
+  openFiles?: number,
+): Promise<ServerProcess> {
   const dataDir = await mkdtemp(path.join(tmpdir(), "shoal-isolation-"));
   let proc: ShoalProcess;
   try {
@@ -34,6 +37,8 @@ export async function startServerProcess(env: Record<string, string> = {}): Prom
         ...env,
       },
       60_000,
+      undefined,
+      openFiles,
     );
   } catch (e) {
     await rm(dataDir, { recursive: true, force: true });
@@ -54,6 +59,8 @@ export async function startServerProcess(env: Record<string, string> = {}): Prom
 }
 
 export interface Tenant {
+  /** The database's id, which its files are named by. */
+  id: string;
   name: string;
   token: string;
   http: string;
@@ -66,6 +73,7 @@ export async function tenant(s: ServerProcess, setup?: string): Promise<Tenant> 
   const db = await setupDatabase(s.h);
   const urls = databaseUrls(s.h, db.org, db.name, db.hostname);
   const t: Tenant = {
+    id: db.id,
     name: db.name,
     token: db.token,
     http: urls.httpPath,
@@ -168,6 +176,21 @@ export function memoryOf(pid: number): { rss: number; peak: number } {
   return { rss: kb("VmRSS"), peak: kb("VmHWM") };
 }
 
+/** Descriptors a process has open now (Linux /proc), or those on files whose path contains `naming`. */
+export function descriptorsOf(pid: number, naming?: string): number {
+  const fds = readdirSync(`/proc/${pid}/fd`);
+  if (naming === undefined) return fds.length;
+  let n = 0;
+  for (const fd of fds) {
+    try {
+      if (readlinkSync(`/proc/${pid}/fd/${fd}`).includes(naming)) n++;
+    } catch {
+      // Closed meanwhile.
+    }
+  }
+  return n;
+}
+
 /** This process's soft limit on open files, or undefined where it can't be read. */
 export function openFileLimit(): number | undefined {
   try {
@@ -179,4 +202,20 @@ export function openFileLimit(): number | undefined {
   } catch {
     return undefined;
   }
+}
+
+/** Tenant B's probe with nothing else going on, for `ms`: what the machine gives B at its present load. */
+export async function baseline(t: Tenant, kind: "read" | "write" = "read", ms = 1500): Promise<ProbeResult> {
+  const p = await startProbe(t, kind, kind === "write" ? 10 : 5);
+  await new Promise((r) => setTimeout(r, ms));
+  return p.stop();
+}
+
+/**
+ * The p99 a probe must stay under: the issue's bound, unless B alone (just before, see
+ * `baseline`) already needs more on this machine, shared and loaded; then twice that. A stall
+ * of A's making (the seconds a runaway statement or a long batch used to take) fails either way.
+ */
+export function p99Bound(issueMs: number, alone: ProbeResult): number {
+  return Math.max(issueMs, 2 * quantile(alone.ms, 0.99));
 }
