@@ -80,6 +80,7 @@ function engineParts(config: Config) {
     synchronous: config.durability === "strong" ? "FULL" : "NORMAL",
     beforeLastClose: (conn) => {
       if (frameLogs.get(conn.path).pending > 0) frameLogs.rollover(conn);
+      frameLogs.release(conn.path);
     },
   });
   const files = new InstanceFiles(path.join(config.dataDir, "locations"));

@@ -27,6 +27,7 @@ export class TestPrimaries implements BackupSource {
       synchronous: "NORMAL",
       beforeLastClose: (conn) => {
         if (this.frameLogs.get(conn.path).pending > 0) this.frameLogs.rollover(conn);
+        this.frameLogs.release(conn.path);
       },
     });
   }
