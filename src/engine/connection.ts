@@ -73,10 +73,8 @@ export interface ConnectionSettings {
  * on every step.
  */
 export const STATEMENT_CACHE = 256;
-/** Statements let go of before a sweep is due (see `sweepDue`)... */
-const SWEEP_AFTER = 4096;
-/** ...and before one that reads the scan counter, which walks them all. */
-const SWEEP_BEFORE_SCAN_AFTER = 128;
+/** Statements let go of before a sweep is due, and before one that reads the scan counter (see `sweepDue`). */
+const [SWEEP_AFTER, SWEEP_BEFORE_SCAN_AFTER] = [4096, 128];
 
 /**
  * One libSQL connection to one database file, as a Hrana stream uses it. It prepares each distinct
@@ -217,6 +215,8 @@ export class EngineConnection {
   async sweep(): Promise<void> {
     const released = this.garbage.map((s) => new WeakRef(s));
     this.garbage = [];
+    // A new WeakRef keeps its target alive until the current job ends: collect after it has.
+    await new Promise<void>((resolve) => setImmediate(resolve));
     await sweepStatements();
     for (const ref of released) {
       const kept = ref.deref();

@@ -171,11 +171,17 @@ export class HranaStream implements SqlStream {
     this.releaseLock();
   }
 
-  private run(sql: string, args: SqlArgs, opts: ExecOptions): ExecResult | Promise<ExecResult> {
+  /** `swept`: a sweep ran just before (once per statement, whatever it left). */
+  private run(
+    sql: string,
+    args: SqlArgs,
+    opts: ExecOptions,
+    swept = false,
+  ): ExecResult | Promise<ExecResult> {
     if (this.closed) throw new ProtocolError("Stream for this baton was closed");
     const conn = this.connection();
     // Statements the connection let go of wait for the garbage collector (see handle-release.ts).
-    if (conn.sweepDue(false)) return conn.sweep().then(() => this.run(sql, args, opts));
+    if (!swept && conn.sweepDue(false)) return conn.sweep().then(() => this.run(sql, args, opts, true));
     let p = this.prepare(sql);
     let verdict: Verdict;
     try {
@@ -184,7 +190,8 @@ export class HranaStream implements SqlStream {
       throw toHranaError(e, "prepare");
     }
     refuseOnFollower(this.access.database, p.info.sql);
-    if (p.scans && conn.sweepDue(true)) return conn.sweep().then(() => this.run(sql, args, opts));
+    if (!swept && p.scans && conn.sweepDue(true))
+      return conn.sweep().then(() => this.run(sql, args, opts, true));
     if (verdict !== undefined) {
       if ("attach" in verdict) return this.attachThenRun(verdict, args, opts);
       p = this.prepare(verdict.sql);
