@@ -96,13 +96,3 @@ export function nextRows(rows: NativeRows, max: number): unknown[][] {
 export function interrupt(db: Database.Database): void {
   (db as unknown as { interrupt(): void }).interrupt();
 }
-
-/**
- * Sizes the driver's thread pool, which statements that may run long start on (see execute.ts):
- * `threads` of them run at once. The driver's runtime (tokio) reads TOKIO_WORKER_THREADS once,
- * when it first starts, that is when the process first opens a database; so this must run
- * before that, and has no effect in a process that already has.
- */
-export function sizeDriverThreadPool(threads: number): void {
-  process.env.TOKIO_WORKER_THREADS = String(Math.max(1, Math.floor(threads)));
-}

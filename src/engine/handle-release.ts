@@ -46,7 +46,8 @@ export async function flushClosing(): Promise<void> {
   const batch = pending;
   pending = [];
   if (batch.length === 0) return;
-  gc?.({ type: "major" });
+  // A plain gc() is precise (see sweepStatements): with options V8 may keep the statements.
+  gc?.();
   await new Promise<void>((resolve) => setImmediate(resolve));
   for (const db of batch) {
     try {

@@ -6,7 +6,6 @@ import type { Config } from "../config.js";
 import { createDataPlane, type DataPlane } from "../dataplane/data-plane.js";
 import type { LocalNode } from "../domain/cluster/local-node.js";
 import { requireSharedKey } from "../domain/cluster/shared-key.js";
-import { sizeDriverThreadPool } from "../engine/driver.js";
 import { reconcileBeforeServing, reconcileWhileServing } from "../hosting/reconcile.js";
 import { createLogger, type Logger } from "../lib/logger.js";
 import { systemClock } from "../lib/time.js";
@@ -55,8 +54,6 @@ const DEFAULT_CONSOLE_DIR = fileURLToPath(new URL("../../dist/console", import.m
 export async function startShoal(config: Config, opts: StartOptions = {}): Promise<Shoal> {
   const startedAt = Date.now();
   const log = opts.log ?? createLogger(config.logLevel);
-  // Before anything opens a database: the driver sizes its thread pool when it first starts.
-  sizeDriverThreadPool(config.workers);
   const server = new ShoalServer(config.dbDomain, config.headersTimeoutMs);
   await server.listen(config.host, config.port);
   try {

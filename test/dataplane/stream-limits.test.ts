@@ -83,7 +83,7 @@ describe("streams opened without end", () => {
     await Promise.all([first, ...more].map((x) => x.socket.closed));
     const kept = before;
     let after = descriptorsOf(server.pid, a.id);
-    for (let i = 0; i < 50 && after > kept; i++) {
+    for (let i = 0; i < 100 && after > kept; i++) {
       await new Promise((r) => setTimeout(r, 100));
       after = descriptorsOf(server.pid, a.id);
     }

@@ -121,8 +121,8 @@ export interface ProbeResult {
 }
 
 /**
- * Tenant B's point reads (or single-row writes into `log`) one after another in a worker thread,
- * from when it resolves (after a warm-up) until `stop`.
+ * Tenant B's point reads (or single-row writes into `log`) in a worker thread, three at a time,
+ * each loop one after another, from when it resolves (after a warm-up) until `stop`.
  */
 export async function startProbe(
   t: Tenant,
@@ -130,7 +130,7 @@ export async function startProbe(
   gapMs = 5,
 ): Promise<{ stop(): Promise<ProbeResult> }> {
   const worker = new Worker(new URL("./prober.mjs", import.meta.url), {
-    workerData: { url: t.http, token: t.token, kind, gapMs, warmup: 100 },
+    workerData: { url: t.http, token: t.token, kind, gapMs, warmup: 100, loops: 3 },
   });
   const messages: Array<{ type: string; ms?: number[]; errors?: unknown[] }> = [];
   const waiting: Array<() => void> = [];
