@@ -12,6 +12,7 @@ import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { backupBenchmark } from "./backup.js";
 import { batchBenchmark } from "./batch.js";
+import { commitLogBenchmark } from "./commit-log.js";
 import { dataPlaneBenchmark } from "./dataplane.js";
 import { encryptionBenchmark } from "./encryption.js";
 import { proxyBenchmark } from "./proxy.js";
@@ -28,6 +29,7 @@ const only = onlyAt >= 0 ? args[onlyAt + 1] : undefined;
 
 const benchmarks: Record<string, (o: { quick: boolean }) => Promise<Record<string, unknown>>> = {
   dataplane: dataPlaneBenchmark,
+  "commit-log": commitLogBenchmark,
   batch: batchBenchmark,
   replication: replicationBenchmark,
   scale: scaleBenchmark,

@@ -1,3 +1,4 @@
+import { availableParallelism } from "node:os";
 import path from "node:path";
 import { z } from "zod";
 import { BACKUP_SETTING_NAMES, type BackupSettings, readBackupSettings } from "./backup/settings.js";
@@ -66,6 +67,24 @@ export interface Config {
   metricsPerDatabase?: boolean;
   /** Continuous backups to S3-compatible storage (`SHOAL_BACKUP_*`); unset: off. */
   backup: BackupSettings | undefined;
+  /** Threads the driver runs statements whose work isn't bounded on (and how many run at once). */
+  workers: number;
+  /** A statement whose work isn't bounded is interrupted after this many milliseconds. */
+  statementTimeoutMs: number;
+  /** The most one data-plane response may carry, in bytes. */
+  maxResponseBytes: number;
+  /** The most all large data-plane responses together may hold while built or unread, in bytes. */
+  maxTotalResponseBytes: number;
+  /** The most memory SQLite may allocate in the process, in MiB. */
+  sqliteHeapLimitMb: number;
+  /** Streams one database may have open at once. */
+  maxStreamsPerDatabase: number;
+  /** Streams one WebSocket connection may have open at once. */
+  maxStreamsPerWebSocket: number;
+  /** A request's headers must arrive within this many milliseconds. */
+  headersTimeoutMs: number;
+  /** A SQL request's body must arrive within this many milliseconds. */
+  bodyTimeoutMs: number;
 }
 
 const CODE = /^[a-z0-9][a-z0-9-]{0,62}$/;
@@ -192,6 +211,15 @@ const EnvSchema = z.object({
     .enum(["0", "1", "false", "true"], "1 or true to label metrics by database, 0 or false not to")
     .transform((v) => v === "1" || v === "true")
     .optional(),
+  SHOAL_WORKERS: wholeNumber(1, 1024).default(Math.max(2, availableParallelism())),
+  SHOAL_STATEMENT_TIMEOUT_MS: wholeNumber(100, 3_600_000).default(5000),
+  SHOAL_MAX_RESPONSE_BYTES: wholeNumber(65_536, 1_073_741_824).default(10 * 1024 * 1024),
+  SHOAL_MAX_TOTAL_RESPONSE_BYTES: wholeNumber(1_048_576, 68_719_476_736).default(64 * 1024 * 1024),
+  SHOAL_SQLITE_HEAP_LIMIT_MB: wholeNumber(32, 1_048_576).default(256),
+  SHOAL_MAX_STREAMS_PER_DATABASE: wholeNumber(1, 100_000).default(256),
+  SHOAL_MAX_STREAMS_PER_WEBSOCKET: wholeNumber(1, 100_000).default(128),
+  SHOAL_HEADERS_TIMEOUT_MS: wholeNumber(1000, 3_600_000).default(10_000),
+  SHOAL_BODY_TIMEOUT_MS: wholeNumber(1000, 3_600_000).default(30_000),
   SHOAL_NODE_URL: z
     .string()
     .regex(/^https?:\/\/[^/\s]+\/?$/, "a base URL such as http://10.0.0.5:8080")
@@ -242,5 +270,14 @@ export function loadConfig(env: NodeJS.ProcessEnv, version: string): Config {
     metricsToken: e.SHOAL_METRICS_TOKEN,
     metricsPerDatabase: e.SHOAL_METRICS_PER_DATABASE ?? false,
     backup: backup.settings,
+    workers: e.SHOAL_WORKERS,
+    statementTimeoutMs: e.SHOAL_STATEMENT_TIMEOUT_MS,
+    maxResponseBytes: e.SHOAL_MAX_RESPONSE_BYTES,
+    maxTotalResponseBytes: e.SHOAL_MAX_TOTAL_RESPONSE_BYTES,
+    sqliteHeapLimitMb: e.SHOAL_SQLITE_HEAP_LIMIT_MB,
+    maxStreamsPerDatabase: e.SHOAL_MAX_STREAMS_PER_DATABASE,
+    maxStreamsPerWebSocket: e.SHOAL_MAX_STREAMS_PER_WEBSOCKET,
+    headersTimeoutMs: e.SHOAL_HEADERS_TIMEOUT_MS,
+    bodyTimeoutMs: e.SHOAL_BODY_TIMEOUT_MS,
   });
 }

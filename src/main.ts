@@ -39,6 +39,9 @@ export async function runFromCommandLine(argv: readonly string[] = process.argv.
   }
   // Every file and folder Shoal makes is its own alone: databases, their WAL and SHM, keys, logs.
   process.umask(0o077);
+  // Statements that may run long run on the driver's own thread pool (tokio), which reads its
+  // size once, when the process first opens a database: set it before anything does.
+  process.env.TOKIO_WORKER_THREADS = String(config.workers);
   const log = createLogger(config.logLevel);
   let shoal: Shoal;
   try {

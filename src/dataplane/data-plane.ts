@@ -4,7 +4,9 @@ import { clientAddressResolver } from "./client-address.js";
 import { Forwarder } from "./forward/forwarder.js";
 import { HttpStreams } from "./hrana/http-streams.js";
 import type { LocationServices } from "./hrana/location-stream.js";
+import { ResponseBytes, type ResponseLimits } from "./hrana/response-budget.js";
 import type { StreamLimits, StreamServices } from "./hrana/stream.js";
+import { StreamCounts } from "./hrana/stream-limits.js";
 import { HranaHttp } from "./http.js";
 import type { DataPlaneParts } from "./parts.js";
 import { CommitWaiters } from "./pull/commit-waiters.js";
@@ -14,11 +16,17 @@ import type { DataRoute } from "./routing.js";
 import type { SyncServices } from "./sync.js";
 import { HranaWebSockets } from "./ws.js";
 
-export interface DataPlaneSettings extends StreamLimits {
+export interface DataPlaneSettings extends StreamLimits, ResponseLimits {
   /** An HTTP stream unused for this long is closed (its transaction rolled back). */
   streamIdleMs: number;
   /** See `client-address.ts`. */
   trustedProxies: readonly string[];
+  /** Streams (HTTP and WebSocket) one database may have open at once. */
+  maxStreamsPerDatabase: number;
+  /** Streams one WebSocket connection may have open at once. */
+  maxStreamsPerWebSocket: number;
+  /** A SQL request's body must arrive within this long. */
+  bodyTimeoutMs: number;
 }
 
 export interface DataPlane {
@@ -42,6 +50,10 @@ export function createDataPlane(deps: DataPlaneParts, settings: DataPlaneSetting
     readYourWritesMs: settings.txnTimeoutMs,
     meter: deps.meter,
     limits: { txnTimeoutMs: settings.txnTimeoutMs, lockWaitMs: settings.lockWaitMs },
+    // One database may never hold more than half the connections the server can open.
+    streamCounts: new StreamCounts(
+      Math.max(1, Math.min(settings.maxStreamsPerDatabase, Math.floor(deps.pool.limit / 2))),
+    ),
     schemaChanged(access, conn, statements) {
       try {
         deps.schema.changed(access.database, conn, statements);
@@ -60,8 +72,18 @@ export function createDataPlane(deps: DataPlaneParts, settings: DataPlaneSetting
   const streams = new HttpStreams(settings.streamIdleMs);
   // A request another node forwarded names its client in a signed header (see forward/proof.ts).
   const clientAddress = deps.clientProof.resolver(clientAddressResolver(settings.trustedProxies));
-  const http = new HranaHttp(deps, streams, services, clientAddress);
-  const ws = new HranaWebSockets(deps, services, clientAddress);
+  const responses = new ResponseBytes({
+    maxBytes: settings.maxBytes,
+    maxTotalBytes: settings.maxTotalBytes,
+  });
+  const http = new HranaHttp(deps, streams, services, clientAddress, {
+    responses,
+    bodyTimeoutMs: settings.bodyTimeoutMs,
+  });
+  const ws = new HranaWebSockets(deps, services, clientAddress, {
+    maxStreams: settings.maxStreamsPerWebSocket,
+    responses,
+  });
   // The one routing decision: served here, or by the node holding the database (forward/).
   const forward = new Forwarder(deps, clientAddress);
   return {

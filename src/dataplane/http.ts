@@ -7,7 +7,7 @@ import { STATUS_OF_KIND } from "../lib/error-status.js";
 import { loggablePath } from "../lib/loggable-path.js";
 import { REQUEST_ID_HEADER, requestIdOf } from "../lib/request-id.js";
 import type { ClientAddress } from "./client-address.js";
-import { CORS, corsHeaders } from "./cors.js";
+import { CORS } from "./cors.js";
 import { serveDump, serveExport } from "./export.js";
 import { batchCursorEntries } from "./hrana/cursor.js";
 import { dispatch } from "./hrana/dispatch.js";
@@ -15,9 +15,21 @@ import { HranaError, ProtocolError } from "./hrana/errors.js";
 import type { HttpStreams } from "./hrana/http-streams.js";
 import type { LocationServices } from "./hrana/location-stream.js";
 import { openStream } from "./hrana/open-stream.js";
-import { parseBatch, parseStreamRequest, type StreamRequest } from "./hrana/requests.js";
+import { parseBatchSliced, parseRequestsSliced } from "./hrana/parse-sliced.js";
+import type { StreamRequest } from "./hrana/requests.js";
+import type { ResponseBudget, ResponseBytes } from "./hrana/response-budget.js";
 import { HTTP_SQL_LIMITS, SqlStore } from "./hrana/sql-store.js";
-import type { SqlStream, StreamServices } from "./hrana/stream.js";
+import type { BatchOutcome, SqlStream, StreamServices } from "./hrana/stream.js";
+import { StreamLimitError } from "./hrana/stream-limits.js";
+import {
+  BodyTimeoutError,
+  BodyTooLargeError,
+  readBody,
+  readJson,
+  send,
+  sendError,
+  sendJson,
+} from "./http-io.js";
 import { cipherHeader, keyHeader } from "./key-header.js";
 import type { DataPlaneParts } from "./parts.js";
 import { type PullServices, pullUpdates } from "./pull/pull-updates.js";
@@ -26,92 +38,9 @@ import type { DataRoute } from "./routing.js";
 import { type SyncServices, syncExport, syncFrames, syncInfo } from "./sync.js";
 import { isUploadRequest, uploadsOf } from "./upload.js";
 
-/** Largest request body accepted (a pipeline, a batch); sqld's default is the same order. */
-const MAX_BODY_BYTES = 16 * 1024 * 1024;
-/** How much of a body past the limit is read and dropped before answering 413 (see readBody). */
-const DRAIN_BYTES = 256 * 1024 * 1024;
-
-function send(res: ServerResponse, status: number, body: string, contentType: string): void {
-  const bytes = Buffer.from(body);
-  res.writeHead(status, {
-    "content-type": contentType,
-    "content-length": bytes.length,
-    ...corsHeaders(res.req),
-  });
-  res.end(bytes);
-}
-
-/**
- * Errors at the HTTP level. `@libsql/client` surfaces the code only when the content type is
- * exactly `application/json` and the body has `message`; `error` is there too, as sqld sends it.
- */
-function sendError(res: ServerResponse, status: number, code: string, message: string): void {
-  send(res, status, JSON.stringify({ error: message, message, code }), "application/json");
-}
-
 function bearer(header: string | undefined): string | undefined {
   const m = header ? /^bearer\s+(\S+)\s*$/i.exec(header) : null;
   return m?.[1];
-}
-
-/** A request body past MAX_BODY_BYTES, answered 413 in the data plane's error shape. */
-class BodyTooLargeError extends Error {
-  constructor() {
-    super(`the request body is larger than ${MAX_BODY_BYTES} bytes, the most the data plane reads`);
-  }
-}
-
-/**
- * Reads a request body of at most MAX_BODY_BYTES. Past that nothing more is kept, but the rest is
- * still read (and dropped) before the 413 goes out: a client still sending when the server answers
- * and closes gets its connection reset instead of the answer. Only past DRAIN_BYTES more does the
- * server stop listening and answer at once.
- */
-function readBody(req: IncomingMessage): Promise<string> {
-  return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    let size = 0;
-    let dropped = 0;
-    const declared = Number(req.headers["content-length"] ?? 0);
-    if (declared > MAX_BODY_BYTES + DRAIN_BYTES) {
-      req.resume();
-      reject(new BodyTooLargeError());
-      return;
-    }
-    req.on("data", (c: Buffer) => {
-      if (dropped > 0 || size + c.length > MAX_BODY_BYTES) {
-        if (dropped === 0) chunks.length = 0;
-        dropped += c.length;
-        if (dropped > DRAIN_BYTES) {
-          req.removeAllListeners("data");
-          req.resume();
-          reject(new BodyTooLargeError());
-        }
-        return;
-      }
-      size += c.length;
-      chunks.push(c);
-    });
-    req.on("end", () => {
-      if (dropped > 0) reject(new BodyTooLargeError());
-      else resolve(chunks.length === 1 ? chunks[0]!.toString() : Buffer.concat(chunks).toString());
-    });
-    req.on("error", reject);
-  });
-}
-
-async function readJson(bodyText: Promise<string>): Promise<Record<string, unknown>> {
-  let body: unknown;
-  try {
-    body = JSON.parse(await bodyText);
-  } catch (e) {
-    if (e instanceof ProtocolError || e instanceof BodyTooLargeError) throw e;
-    throw new ProtocolError("the request body is not valid JSON");
-  }
-  if (typeof body !== "object" || body === null || Array.isArray(body)) {
-    throw new ProtocolError("the request body must be a JSON object");
-  }
-  return body as Record<string, unknown>;
 }
 
 function batonOf(body: Record<string, unknown>): string | undefined {
@@ -134,6 +63,7 @@ export class HranaHttp {
     private readonly streams: HttpStreams,
     private readonly services: StreamServices & SyncServices & LocationServices & PullServices,
     private readonly clientAddress: ClientAddress,
+    private readonly io: { responses: ResponseBytes; bodyTimeoutMs: number },
   ) {}
 
   async handle(req: IncomingMessage, res: ServerResponse, route: DataRoute): Promise<void> {
@@ -147,11 +77,13 @@ export class HranaHttp {
         res.destroy();
         return;
       }
-      if (e instanceof BodyTooLargeError) {
+      if (e instanceof BodyTooLargeError || e instanceof BodyTimeoutError) {
         // The connection can't be trusted to be at a request boundary any more.
         res.setHeader("connection", "close");
-        sendError(res, 413, "REQUEST_TOO_LARGE", e.message);
-      } else if (e instanceof AppError) sendError(res, STATUS_OF_KIND[e.kind], e.code ?? "ERROR", e.message);
+        if (e instanceof BodyTooLargeError) sendError(res, 413, "REQUEST_TOO_LARGE", e.message);
+        else sendError(res, 408, "REQUEST_TIMEOUT", e.message);
+      } else if (e instanceof StreamLimitError) sendError(res, 429, e.code, e.message);
+      else if (e instanceof AppError) sendError(res, STATUS_OF_KIND[e.kind], e.code ?? "ERROR", e.message);
       else if (e instanceof ProtocolError) sendError(res, 400, e.code, e.message);
       // The database's own file is damaged: the request is fine, the database can't serve it.
       else if (isDamaged(e)) sendError(res, 409, primaryCode(e), damagedMessage(e));
@@ -264,7 +196,7 @@ export class HranaHttp {
 
   private async pipeline(req: IncomingMessage, res: ServerResponse, route: DataRoute): Promise<void> {
     // The body is read from the start, as it arrives, while access is decided.
-    const text = readBody(req);
+    const text = readBody(req, this.io.bodyTimeoutMs);
     text.catch(() => {});
     const granted = this.access(req, route);
     const a = granted instanceof Promise ? await granted : granted;
@@ -272,53 +204,62 @@ export class HranaHttp {
       throw new ForbiddenError("a replication token only syncs", "AUTH_REPLICATION_ONLY");
     const body = await readJson(text);
     if (!Array.isArray(body.requests)) throw new ProtocolError("requests must be an array");
-    const requests: StreamRequest[] = body.requests.map(parseStreamRequest);
+    const requests: StreamRequest[] = await parseRequestsSliced(body.requests);
     noteStatements(req, requests);
     const { id, stream } = this.streamFor(a, batonOf(body), route);
+    const budget = this.io.responses.budget();
     const results = [];
     try {
+      let slice = performance.now();
       for (const r of requests) {
         try {
-          results.push({ type: "ok", response: await dispatch(stream, r) });
+          results.push({ type: "ok", response: await dispatch(stream, r, budget) });
         } catch (e) {
           if (!(e instanceof HranaError)) throw e;
           results.push({ type: "error", error: e.toJSON() });
         }
+        // A long pipeline gives other requests a turn now and then.
+        if (performance.now() - slice > 4) {
+          await new Promise((resolve) => setImmediate(resolve));
+          slice = performance.now();
+        }
       }
     } catch (e) {
+      budget.settle();
       stream.close();
       this.streams.release(id);
       throw e;
     }
-    send(
-      res,
-      200,
-      JSON.stringify({ baton: this.streams.release(id), base_url: null, results }),
-      "application/json",
-    );
+    await sendJson(res, { baton: this.streams.release(id), base_url: null, results }, budget);
   }
 
   private async cursor(req: IncomingMessage, res: ServerResponse, route: DataRoute): Promise<void> {
-    const text = readBody(req);
+    const text = readBody(req, this.io.bodyTimeoutMs);
     text.catch(() => {});
     const a = await this.access(req, route);
     if (a.replicaOf !== undefined)
       throw new ForbiddenError("a replication token only syncs", "AUTH_REPLICATION_ONLY");
     const body = await readJson(text);
-    const batch = parseBatch(body.batch);
+    const batch = await parseBatchSliced(body.batch);
     noteStatements(req, [{ type: "batch", batch }]);
     const { id, stream } = this.streamFor(a, batonOf(body), route);
-    let entries: Array<Record<string, unknown>>;
+    const budget: ResponseBudget = this.io.responses.budget();
+    let outcome: BatchOutcome;
     try {
-      entries = batchCursorEntries(await stream.batch(batch));
+      outcome = await stream.batch(batch, budget);
     } catch (e) {
+      budget.settle();
       stream.close();
       this.streams.release(id);
       throw e;
     }
-    const lines = [{ baton: this.streams.release(id), base_url: null }, ...entries].map((e) =>
-      JSON.stringify(e),
-    );
-    send(res, 200, `${lines.join("\n")}\n`, "text/plain");
+    const head = { baton: this.streams.release(id), base_url: null };
+    await sendJson(res, undefined, budget, "text/plain", cursorLines(head, outcome));
   }
+}
+
+/** The lines of a `v3/cursor` answer, made as they are written. */
+function* cursorLines(head: unknown, outcome: BatchOutcome): Generator<unknown> {
+  yield head;
+  yield* batchCursorEntries(outcome);
 }

@@ -1,14 +1,24 @@
 import type Database from "libsql";
-import { closeWhenUnreferenced, statementsDropped } from "./handle-release.js";
+import { bindArguments } from "./bind.js";
+import { interrupt } from "./driver.js";
+import {
+  type ExecutionLimits,
+  type Ran,
+  type RowBudget,
+  resetExplain,
+  runBounded,
+  runUnbounded,
+} from "./execute.js";
+import { closeWhenUnreferenced, sweepStatements } from "./handle-release.js";
 import { type StatementInfo, splitStatements } from "./sql-lexer.js";
 import { statementParameters } from "./sql-params.js";
+import type { SqlArgs, SqlValue } from "./sql-value.js";
 import { SqlInputError } from "./sqlite-errors.js";
 import { programFacts } from "./statement-program.js";
 
-/** A SQLite value as the engine passes it: INTEGER as bigint, REAL as number, BLOB as bytes. */
-export type SqlValue = null | bigint | number | string | Uint8Array;
-/** Positional arguments, or named ones keyed by name without its `:`/`@`/`$` prefix. */
-export type SqlArgs = readonly SqlValue[] | Readonly<Record<string, SqlValue>>;
+export { bindArguments } from "./bind.js";
+export type { RowBudget } from "./execute.js";
+export type { SqlArgs, SqlValue } from "./sql-value.js";
 
 export interface Column {
   name: string;
@@ -26,7 +36,18 @@ export interface Prepared {
   reader: boolean;
   /** Whether the query plan scans a table, so rows read must be counted from SQLite's scan counter. */
   scans: boolean;
+  /** Whether its program's work is bounded, so it may run on the event loop (see statement-program.ts). */
+  bounded: boolean;
+  /** The statement that runs: the one prepared from `info.sql`, or its materialized form (see `materialize`). */
   stmt: Database.Statement;
+  /** The text of `stmt`, which SQLite's scan counter is keyed by. */
+  runSql: string;
+}
+
+/** How a statement's rows are wanted: kept or only counted, and against which budget. */
+export interface ExecOptions {
+  wantRows: boolean;
+  budget?: RowBudget;
 }
 
 export interface ExecResult {
@@ -52,6 +73,8 @@ export interface ConnectionSettings {
  * on every step.
  */
 export const STATEMENT_CACHE = 256;
+/** Statements let go of before a sweep is due, and before one that reads the scan counter (see `sweepDue`). */
+const [SWEEP_AFTER, SWEEP_BEFORE_SCAN_AFTER] = [4096, 128];
 
 /**
  * One libSQL connection to one database file, as a Hrana stream uses it. It prepares each distinct
@@ -73,10 +96,21 @@ export class EngineConnection {
    */
   private schemaHeld = false;
   private closed = false;
+  /** Set while a statement runs on the driver's thread pool; `cancel` stops it. */
+  private running: { interrupted: boolean } | undefined;
+  /**
+   * Statements this connection is done with, still referenced (see `sweep`). A statement is
+   * finalized by the garbage collector, and finalizing takes its connection's lock: were one
+   * collected while a statement of the same connection runs on the driver's thread pool, the
+   * event loop would wait for that statement, and the timer that interrupts it would never fire.
+   * So they are let go of only by `sweep`, while the connection is idle, or when it closes.
+   */
+  private garbage: object[] = [];
 
   constructor(
     readonly path: string,
     private readonly db: Database.Database,
+    private readonly limits: ExecutionLimits,
   ) {
     this.changesStmt = db.prepare("SELECT changes(), last_insert_rowid()").raw(true).safeIntegers(true);
     this.schemaStmt = db.prepare("PRAGMA schema_version").raw(true);
@@ -92,6 +126,18 @@ export class EngineConnection {
 
   get isClosed(): boolean {
     return this.closed;
+  }
+
+  /** Whether a statement is running off the event loop: nothing else may use the connection meanwhile. */
+  get isBusy(): boolean {
+    return this.running !== undefined;
+  }
+
+  /** Stops the statement running off the event loop, if any (its stream closed, or timed out). */
+  cancel(): void {
+    if (!this.running || this.running.interrupted) return;
+    this.running.interrupted = true;
+    interrupt(this.db);
   }
 
   /** Applies per-stream settings, issuing a PRAGMA only for what changed. */
@@ -133,19 +179,49 @@ export class EngineConnection {
     if (reader) stmt.raw(true).safeIntegers(true);
     const prepared: Prepared = {
       info,
-      ...programFacts(this.db, info, () => statementsDropped()),
+      ...programFacts(this.db, info, (helper) => this.garbage.push(helper)),
       params: statementParameters(info.sql),
       columns: reader ? stmt.columns().map((c) => ({ name: c.name, decltype: c.type })) : [],
       reader,
       stmt,
+      runSql: info.sql,
     };
+    if (!prepared.bounded) this.materialize(prepared);
     this.cache.set(sql, prepared);
     if (this.cache.size > STATEMENT_CACHE) {
       const oldest = this.cache.keys().next().value;
-      if (oldest !== undefined) this.cache.delete(oldest);
-      statementsDropped();
+      if (oldest !== undefined) {
+        this.garbage.push(this.cache.get(oldest)!.stmt);
+        this.cache.delete(oldest);
+      }
     }
     return prepared;
+  }
+
+  /**
+   * Whether the caller should `sweep` before its next statement: statements let go of still cost
+   * memory and, worse, every read of the scan counter walks them (`scans`: the next statement is
+   * one that reads it). A full collection costs tens of milliseconds, so it is rare otherwise.
+   */
+  sweepDue(scans: boolean): boolean {
+    return this.garbage.length >= (scans ? SWEEP_BEFORE_SCAN_AFTER : SWEEP_AFTER);
+  }
+
+  /**
+   * Lets the garbage collector finalize the statements this connection is done with. The caller
+   * must not use the connection until it resolves (so none is finalized while the connection is
+   * busy); any the collection didn't take are kept for later.
+   */
+  async sweep(): Promise<void> {
+    const released = this.garbage.map((s) => new WeakRef(s));
+    this.garbage = [];
+    // A new WeakRef keeps its target alive until the current job ends: collect after it has.
+    await new Promise<void>((resolve) => setImmediate(resolve));
+    await sweepStatements();
+    for (const ref of released) {
+      const kept = ref.deref();
+      if (kept) this.garbage.push(kept);
+    }
   }
 
   /**
@@ -161,53 +237,112 @@ export class EngineConnection {
     this.schemaHeld = this.db.inTransaction;
     const version = (this.schemaStmt.get() as number[])[0]!;
     if (version === this.schemaVersion) return;
-    statementsDropped(this.cache.size);
+    for (const p of this.cache.values()) this.garbage.push(p.stmt);
     this.cache.clear();
     this.db.exec("SELECT 1 FROM sqlite_schema LIMIT 0");
     // Read before reloading: a change committed in between shows as a new version next time.
     this.schemaVersion = version;
   }
 
-  /** Runs a prepared statement. Rows are collected only when `wantRows`, but always counted. */
-  execute(p: Prepared, args: SqlArgs, wantRows: boolean): ExecResult {
+  /**
+   * Runs a prepared statement: at once when its program is bounded, otherwise off the event loop
+   * (see execute.ts). Rows are collected only when `wantRows`, but always counted.
+   */
+  execute(p: Prepared, args: SqlArgs, opts: ExecOptions): ExecResult | Promise<ExecResult> {
     const bound = bindArguments(p, args);
     // Anything but a plain read may change the schema: DDL, or ROLLBACK TO undoing some.
     if (!p.readonly || p.info.kind !== "read") this.schemaHeld = false;
     const started = performance.now();
-    const scannedBefore = p.scans ? this.scanned(p) : 0;
-    const rows: SqlValue[][] = [];
-    let returned = 0;
-    let changes = 0;
-    let lastInsertRowid: bigint | null = null;
-    if (p.reader) {
-      for (const row of p.stmt.iterate(bound) as Iterable<SqlValue[]>) {
-        returned++;
-        if (wantRows) rows.push(row);
-      }
-      if (p.info.isExplain) resetExplain(p.stmt, bound);
-      if (p.info.isDml) {
-        const [c, id] = this.changesStmt.get() as [bigint, bigint];
-        changes = Number(c);
-        if (p.info.isInsert) lastInsertRowid = id;
-      }
-    } else {
+    if (!p.bounded) return this.executeLong(p, bound, opts, started);
+    const scannedBefore = p.scans ? this.scanned(p.info.sql) : 0;
+    if (!p.reader) {
       const r = p.stmt.run(bound);
-      if (p.info.isDml) changes = r.changes;
       // The driver reports last_insert_rowid as a JS number, which rounds past 2^53.
-      if (p.info.isInsert) lastInsertRowid = (this.changesStmt.get() as [bigint, bigint])[1];
+      const rowid = p.info.isInsert ? (this.changesStmt.get() as [bigint, bigint])[1] : null;
+      return this.result(p, { rows: [], fetched: 0 }, started, scannedBefore, p.info.sql, {
+        changes: p.info.isDml ? r.changes : 0,
+        rowid,
+      });
     }
-    const scanned = p.scans ? this.scanned(p) - scannedBefore : 0;
-    const durationMs = performance.now() - started;
+    const ran = runBounded(this.db, this.request(p.stmt, p, bound, opts), this.limits);
+    if (p.info.isExplain) resetExplain(p.stmt, bound);
+    return this.result(p, ran, started, scannedBefore, p.runSql);
+  }
+
+  private async executeLong(
+    p: Prepared,
+    bound: SqlValue[] | Record<string, SqlValue>,
+    opts: ExecOptions,
+    started: number,
+  ): Promise<ExecResult> {
+    const scannedBefore = p.scans ? this.scanned(p.runSql) : 0;
+    const cancel = { interrupted: false };
+    this.running = cancel;
+    let ran: Ran;
+    try {
+      ran = await runUnbounded(this.db, this.path, this.request(p.stmt, p, bound, opts), this.limits, cancel);
+    } finally {
+      this.running = undefined;
+    }
+    // A materialized read also steps through its own copy of the rows (the counter counts a
+    // scan's steps from its first row to its last): those aren't rows read.
+    const extraScan = p.runSql === p.info.sql ? 0 : Math.max(0, ran.fetched - 1);
+    return this.result(p, ran, started, scannedBefore + extraScan, p.runSql);
+  }
+
+  private request(stmt: Database.Statement, p: Prepared, params: unknown, opts: ExecOptions) {
+    return { stmt, params, reader: p.reader, wantRows: opts.wantRows, budget: opts.budget };
+  }
+
+  /**
+   * A read's statement wrapped as `WITH x AS MATERIALIZED (<read>) SELECT * FROM x`. SQLite then
+   * computes the whole result in the statement's first step, which runs on the driver's thread
+   * pool where it can be interrupted; the later steps, which run on the event loop and which the
+   * driver gives no way to interrupt, only read rows already made. Without it a read whose first
+   * row comes at once and whose next never does (a filter over an endless recursive CTE) would
+   * hold the event loop for good. Rows, their order and their values are the read's own (the copy
+   * keeps insertion order); names and types are still taken from the read itself.
+   */
+  private materialize(p: Prepared): void {
+    if (!p.reader || !p.readonly || p.info.isExplain || !/^(select|with|values)\b/i.test(p.info.sql)) return;
+    const sql = `WITH shoal_result AS MATERIALIZED (${p.info.sql}\n) SELECT * FROM shoal_result`;
+    try {
+      const wrapped = this.db.prepare(sql).raw(true).safeIntegers(true);
+      // The statement prepared from the read itself is done with: its facts are known.
+      this.garbage.push(p.stmt);
+      p.stmt = wrapped;
+      p.runSql = sql;
+    } catch {
+      // A read that can't be wrapped runs as it is.
+    }
+  }
+
+  private result(
+    p: Prepared,
+    ran: Ran,
+    started: number,
+    scannedBefore: number,
+    sql: string,
+    write?: { changes: number; rowid: bigint | null },
+  ): ExecResult {
+    let changes = write?.changes ?? 0;
+    let lastInsertRowid = write?.rowid ?? null;
+    if (!write && p.info.isDml) {
+      const [c, id] = this.changesStmt.get() as [bigint, bigint];
+      changes = Number(c);
+      if (p.info.isInsert) lastInsertRowid = id;
+    }
+    const scanned = p.scans ? Math.max(0, this.scanned(sql) - scannedBefore) : 0;
     return {
       columns: p.columns,
-      rows,
+      rows: ran.rows,
       affectedRowCount: changes,
       lastInsertRowid,
       // Rows read: what the statement returned or touched, or what full scans stepped through if
       // that is more (an unindexed filter reads every row even when it returns few).
-      rowsRead: Math.max(p.reader ? returned : p.info.isDml && !p.info.isInsert ? changes : 0, scanned),
+      rowsRead: Math.max(p.reader ? ran.fetched : p.info.isDml && !p.info.isInsert ? changes : 0, scanned),
       rowsWritten: changes,
-      durationMs,
+      durationMs: performance.now() - started,
     };
   }
 
@@ -216,8 +351,9 @@ export class EngineConnection {
    * reader on an older snapshot kept it from completing.
    */
   checkpoint(): boolean {
-    const [busy, log, done] = this.db.prepare("PRAGMA wal_checkpoint(TRUNCATE)").raw(true).get() as number[];
-    statementsDropped();
+    const stmt = this.db.prepare("PRAGMA wal_checkpoint(TRUNCATE)").raw(true);
+    this.garbage.push(stmt);
+    const [busy, log, done] = stmt.get() as number[];
     return busy === 0 && (log === done || log === -1 || log === 0);
   }
 
@@ -226,15 +362,22 @@ export class EngineConnection {
    * statement cache, no metering. The connection is busy until the iteration ends.
    */
   rows(sql: string, args: readonly SqlValue[] = []): IterableIterator<SqlValue[]> {
-    return this.db
-      .prepare(sql)
-      .raw(true)
-      .safeIntegers(true)
-      .iterate(...args) as IterableIterator<SqlValue[]>;
+    const stmt = this.db.prepare(sql).raw(true).safeIntegers(true);
+    this.garbage.push(stmt);
+    return stmt.iterate(...args) as IterableIterator<SqlValue[]>;
+  }
+
+  /** Runs one statement with arguments on this thread, for the engine's own use (never a client's SQL). */
+  run(sql: string, args: readonly SqlValue[] = []): void {
+    if (this.running) throw new Error("the connection is running a statement");
+    const stmt = this.db.prepare(sql);
+    this.garbage.push(stmt);
+    stmt.run(...args);
   }
 
   /** Runs SQL that returns nothing, for the engine's own use (ROLLBACK on expiry, PRAGMAs). */
   exec(sql: string): void {
+    if (this.running) throw new Error("the connection is running a statement");
     this.db.exec(sql);
   }
 
@@ -243,6 +386,7 @@ export class EngineConnection {
     if (this.closed) return;
     this.closed = true;
     this.cache.clear();
+    this.garbage = [];
     const dropped = undefined as unknown as Database.Statement;
     this.changesStmt = dropped;
     this.schemaStmt = dropped;
@@ -250,60 +394,7 @@ export class EngineConnection {
     closeWhenUnreferenced(this.db);
   }
 
-  private scanned(p: Prepared): number {
-    return Number((this.scanStmt.get(p.info.sql) as number[] | undefined)?.[0] ?? 0);
+  private scanned(sql: string): number {
+    return Number((this.scanStmt.get(sql) as number[] | undefined)?.[0] ?? 0);
   }
-}
-
-/**
- * The driver leaves an EXPLAIN statement "in progress" after reading all its rows (other
- * statements are reset), and an in-progress statement makes the connection's next COMMIT fail with
- * "SQL statements in progress". `get()` runs it once more and resets it; EXPLAIN does no work.
- */
-function resetExplain(stmt: Database.Statement, bound: SqlValue[] | Record<string, SqlValue>): void {
-  try {
-    stmt.get(bound);
-  } catch {
-    // Binding errors surfaced on the first run already.
-  }
-}
-
-/** `?` (null) and `?NNN` parameters take positional arguments; `:x`, `@x` and `$x` named ones. */
-function isPositional(name: string | null): boolean {
-  return name === null || name.charCodeAt(0) === 63; // "?"
-}
-
-/**
- * Checks arguments against the statement's parameters and shapes them for the driver, with sqld's
- * rules: `?` and `?NNN` take positional arguments, `:x`/`@x`/`$x` take the named argument of that
- * exact name or else `x`; too many or missing arguments are refused, at the first parameter (in
- * SQLite's order) that has no value. (The driver itself would pad missing ones with NULL and
- * ignore extra ones, hiding client bugs.)
- */
-export function bindArguments(
-  p: Pick<Prepared, "params">,
-  args: SqlArgs,
-): SqlValue[] | Record<string, SqlValue> {
-  const invalid = (detail: string) =>
-    new SqlInputError("ARGS_INVALID", `Arguments do not match SQL parameters: ${detail}`);
-  const positional = Array.isArray(args) ? (args as readonly SqlValue[]) : undefined;
-  const named = positional ? undefined : (args as Readonly<Record<string, SqlValue>>);
-  const supplied = positional ? positional.length : Object.keys(named!).length;
-  if (supplied > p.params.length) {
-    throw invalid(`too many parameters, expected ${p.params.length} found ${supplied}`);
-  }
-  const out: Record<string, SqlValue> = {};
-  p.params.forEach((name, i) => {
-    if (isPositional(name)) {
-      const at = name === null ? i : Number(name.slice(1)) - 1;
-      if (positional?.[at] === undefined) throw invalid(`value for parameter ${name ?? i + 1} not found`);
-      return;
-    }
-    const value = named && (name! in named ? named[name!] : named[name!.slice(1)]);
-    if (value === undefined) throw invalid(`value for parameter ${name} not found`);
-    // The driver matches an unprefixed key against :x, @x and $x alike.
-    out[name!.slice(1)] = value;
-  });
-  // Every parameter found its value, so they are all positional or all named.
-  return positional ? [...positional] : out;
 }

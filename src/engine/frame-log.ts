@@ -1,5 +1,4 @@
 import {
-  appendFileSync,
   closeSync,
   existsSync,
   mkdirSync,
@@ -10,6 +9,7 @@ import {
   rmSync,
   statSync,
   writeFileSync,
+  writeSync,
 } from "node:fs";
 import path from "node:path";
 import {
@@ -20,7 +20,8 @@ import {
   keepStagedBase,
   stageBase,
 } from "./history.js";
-import { FRAME_BYTES, readWalFrames, scanWal } from "./wal.js";
+import { FRAME_BYTES, readWalFrames, scanWal, type WalScan } from "./wal.js";
+import { WalIndex } from "./wal-index.js";
 
 /** One finished generation whose frames are kept for replicas still reading it. */
 interface Archived {
@@ -88,10 +89,15 @@ export class FrameLog {
   private notified = 0;
   private readonly dir: string;
   private readonly walPath: string;
+  /** Where committed frames are counted after each commit (see wal-index.ts). */
+  private readonly walIndex: WalIndex;
+  /** The current generation's commits file, kept open while the database is (see `closeFiles`). */
+  private commitsFd: number | undefined;
 
   constructor(readonly dbPath: string) {
     this.dir = `${dbPath}.log`;
     this.walPath = `${dbPath}-wal`;
+    this.walIndex = new WalIndex(`${dbPath}-shm`);
     this.meta = this.loadMeta();
     this.refresh();
     this.notified = Math.min(this.committed, this.commits(this.meta.generation).at(-1)?.frames ?? 0);
@@ -127,11 +133,26 @@ export class FrameLog {
    * lock: counts the newly committed frames and records when they were committed.
    */
   afterCommit(now = Date.now()): number {
-    this.refresh();
+    // Right after a commit on an open connection the wal-index is live: one read instead of a scan.
+    this.refresh(true);
     const before = this.notified;
-    if (this.committed > before) appendFileSync(this.file("commits"), `${this.committed} ${now}\n`);
+    if (this.committed > before) {
+      this.commitsFd ??= openSync(this.file("commits"), "a");
+      writeSync(this.commitsFd, `${this.committed} ${now}\n`);
+    }
     this.notified = Math.max(before, this.committed);
     return Math.max(0, this.committed - before);
+  }
+
+  /**
+   * Closes the descriptors kept between commits; they open again on the next. Called before the
+   * database's last connection closes (SQLite then deletes the files they point into).
+   */
+  closeFiles(): void {
+    this.walIndex.close();
+    if (this.commitsFd === undefined) return;
+    closeSync(this.commitsFd);
+    this.commitsFd = undefined;
   }
 
   /** The generations whose frames exist, for rebuilding past states (point-in-time restores). */
@@ -217,6 +238,7 @@ export class FrameLog {
     }
     renameSync(tmp, this.file("frames", g));
     const startedAt = this.meta.archived.find((a) => a.generation === g - 1)?.endedAt ?? null;
+    this.closeFiles();
     if (existsSync(this.file("commits"))) renameSync(this.file("commits"), this.file("commits", g));
     this.meta = {
       generation: g + 1,
@@ -256,6 +278,7 @@ export class FrameLog {
     };
     this.committed = 0;
     this.notified = 0;
+    this.closeFiles();
     rmSync(this.file("commits"), { force: true });
     dropBase(this.dir);
     this.saveMeta();
@@ -297,8 +320,9 @@ export class FrameLog {
   }
 
   /** Reconciles with the live WAL; a checkpoint made behind Shoal's back starts a new generation. */
-  private refresh(): void {
-    const scan = scanWal(this.walPath, this.committed, this.meta.salts);
+  private refresh(fromIndex = false): void {
+    const scan =
+      (fromIndex ? this.indexed() : undefined) ?? scanWal(this.walPath, this.committed, this.meta.salts);
     const salts = scan ? { salt1: scan.header.salt1, salt2: scan.header.salt2 } : undefined;
     const known = this.meta.salts;
     if (known && (!salts || salts.salt1 !== known.salt1 || salts.salt2 !== known.salt2)) {
@@ -313,6 +337,7 @@ export class FrameLog {
       };
       this.committed = 0;
       this.notified = 0;
+      this.closeFiles();
       rmSync(this.file("commits"), { force: true });
       this.saveMeta();
     }
@@ -325,6 +350,16 @@ export class FrameLog {
       this.meta = { ...this.meta, salts };
       this.saveMeta();
     }
+  }
+
+  /**
+   * The committed frames as the wal-index header gives them: what scanning the WAL would find,
+   * for one read. An empty or unreadable index leaves the answer to the scan.
+   */
+  private indexed(): (Pick<WalScan, "committed"> & { header: { salt1: number; salt2: number } }) | undefined {
+    const state = this.walIndex.read();
+    if (!state || state.committed === 0) return undefined;
+    return { committed: state.committed, header: { salt1: state.salt1, salt2: state.salt2 } };
   }
 
   private file(kind: "frames" | "commits", generation?: number): string {

@@ -78,8 +78,14 @@ export class FrameLogs {
     return dropped;
   }
 
+  /** Closes the descriptors a database's log keeps between commits: its last connection is closing. */
+  release(path: string): void {
+    this.logs.get(path)?.closeFiles();
+  }
+
   /** Forgets a database whose files are being removed. */
   forget(path: string): void {
+    this.logs.get(path)?.closeFiles();
     this.logs.delete(path);
   }
 }

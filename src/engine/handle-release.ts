@@ -46,7 +46,8 @@ export async function flushClosing(): Promise<void> {
   const batch = pending;
   pending = [];
   if (batch.length === 0) return;
-  gc?.({ type: "major" });
+  // A plain gc() is precise (see sweepStatements): with options V8 may keep the statements.
+  gc?.();
   await new Promise<void>((resolve) => setImmediate(resolve));
   for (const db of batch) {
     try {
@@ -58,35 +59,17 @@ export async function flushClosing(): Promise<void> {
 }
 
 /**
- * Statements dropped and not yet finalized. The driver has no way to finalize a statement: that
- * happens when the garbage collector takes the statement's object, and only on a later turn of the
- * event loop. Until then SQLite keeps the statement on its connection: memory, and a row that
- * every read of `sqlite_stmt` (the scan counter, read around statements that scan) walks. A batch
- * of thousands of distinct statements runs without yielding, so none would be finalized before it
- * ends and each scanning statement would cost more than the last. Callers that run statements in
- * a loop sweep when `sweepDue` says so: rarely in general (a full collection costs tens of
- * milliseconds; 4,096 simple statements hold a few megabytes), and sooner before a statement that
- * reads the scan counter, whose cost grows with every statement alive.
+ * Statements let go of are finalized only by the garbage collector, on a later turn of the event
+ * loop: the driver has no way to finalize one. Until then SQLite keeps each on its connection:
+ * memory, and a row that every read of `sqlite_stmt` (the scan counter) walks. Connections keep
+ * the statements they let go of and sweep now and then (see EngineConnection.sweep), which calls
+ * this: a full collection, then a turn of the event loop for the finalizers to run.
  */
-const SWEEP_AFTER = 4096;
-const SWEEP_BEFORE_SCAN_AFTER = 128;
-let dropped = 0;
 let sweeping: Promise<void> | undefined;
 
-/** Counts statements a connection let go of (evicted from its cache, or helpers). */
-export function statementsDropped(n = 1): void {
-  dropped += n;
-}
-
-/** Whether the caller should sweep before running its next statement (`scans`: one that reads the scan counter). */
-export function sweepDue(scans = false): boolean {
-  return gc !== undefined && dropped >= (scans ? SWEEP_BEFORE_SCAN_AFTER : SWEEP_AFTER);
-}
-
-/** Collects dropped statements and yields so their finalizers run. Concurrent callers share one sweep. */
+/** Collects unreferenced statements and yields so their finalizers run. Concurrent callers share one sweep. */
 export function sweepStatements(): Promise<void> {
   sweeping ??= (async () => {
-    dropped = 0;
     // A plain gc() is a precise full collection; with options V8 may treat the stack as holding
     // references and keep the statements (measured under tsx and vitest).
     gc?.();

@@ -1,10 +1,17 @@
 import { existsSync } from "node:fs";
 import Database from "libsql";
 import { EngineConnection } from "./connection.js";
+import { connectionBudget, descriptorsNearlyUsed } from "./descriptors.js";
 import type { DatabaseKey } from "./encryption/keys.js";
 import { keyFailure, keyOptions } from "./encryption/open.js";
+import { defaultLimits, type ExecutionLimits } from "./execute.js";
 import { flushClosing } from "./handle-release.js";
-import { MissingFileError } from "./sqlite-errors.js";
+import {
+  ConnectionsExhaustedError,
+  isSqliteFailure,
+  MissingFileError,
+  primaryCode,
+} from "./sqlite-errors.js";
 import { WriteLock } from "./write-lock.js";
 
 export interface PoolOptions {
@@ -17,6 +24,29 @@ export interface PoolOptions {
   maxOpen: number;
   /** `PRAGMA synchronous` for hosted databases: NORMAL survives a process crash, FULL also power loss. */
   synchronous: "NORMAL" | "FULL";
+  /** Time limit, thread-pool gate and heap limit for statements (see execute.ts); the settings' defaults if unset. */
+  limits?: ExecutionLimits;
+  /**
+   * The most connections open at once, busy ones included: the share of the process's file
+   * descriptors connections may use. By default derived from the process's open-file limit.
+   */
+  maxConnectionsHard?: number;
+}
+
+/**
+ * Caps the memory SQLite may allocate in this process (all databases and the store together):
+ * past it an allocation fails with SQLITE_NOMEM instead of growing the process, which is how a
+ * huge value (`randomblob(999999999)`) is refused before it exists. Page caches give memory back
+ * as the soft limit (three quarters of it) nears.
+ */
+function applyHeapLimit(bytes: number): void {
+  const db = new Database(":memory:");
+  try {
+    db.exec(`PRAGMA hard_heap_limit = ${Math.floor(bytes)}`);
+    db.exec(`PRAGMA soft_heap_limit = ${Math.floor((bytes * 3) / 4)}`);
+  } finally {
+    db.close();
+  }
 }
 
 export interface PoolStats {
@@ -31,6 +61,8 @@ interface Entry {
   inUse: number;
   /** Set when the database is being removed: connections returned later are closed, not kept. */
   retired: boolean;
+  /** Connections closed while others to the file stayed open, whose descriptors SQLite still holds (see checkin). */
+  parked: number;
 }
 
 /**
@@ -46,28 +78,61 @@ export class ConnectionPool {
   /** The key check each connection of an encrypted database was opened with. */
   private readonly keyChecks = new WeakMap<EngineConnection, string>();
   private open = 0;
+  private readonly hardLimit: number;
+  private readonly limits: ExecutionLimits;
 
-  constructor(private readonly opts: PoolOptions) {}
+  constructor(private readonly opts: PoolOptions) {
+    this.hardLimit = Math.max(1, opts.maxConnectionsHard ?? connectionBudget());
+    this.limits = opts.limits ?? defaultLimits();
+    applyHeapLimit(this.limits.heapLimitBytes);
+  }
+
+  /** The most connections open at once (see PoolOptions.maxConnectionsHard). */
+  get limit(): number {
+    return this.hardLimit;
+  }
 
   /**
    * A connection to the database at `path`, opened if no idle one is available; `key` for an
-   * encrypted database. Only a connection opened with the same key is handed out.
+   * encrypted database (only a connection opened with the same key is handed out). At the hard
+   * limit (or when the process runs out of descriptors) idle connections of other databases close
+   * first; only when every connection is busy is the request refused, with ConnectionsExhaustedError.
    */
   checkout(path: string, key?: DatabaseKey): EngineConnection {
     let entry = this.entries.get(path);
     if (entry) this.entries.delete(path);
-    else entry = { idle: [], inUse: 0, retired: false };
+    else entry = { idle: [], inUse: 0, retired: false, parked: 0 };
     this.entries.set(path, entry);
     entry.inUse++;
     const conn = this.takeIdle(entry, key);
     if (conn) return conn;
     try {
-      const opened = this.connect(path, key);
+      if (this.open >= this.hardLimit) this.closeIdle(this.open - this.hardLimit + 1);
+      if (this.open >= this.hardLimit) throw new ConnectionsExhaustedError(this.hardLimit);
+      const opened = this.connectWithin(path, key);
       this.open++;
       this.evictBeyondLimit();
       return opened;
     } catch (e) {
       entry.inUse--;
+      if (entry.inUse === 0 && entry.idle.length === 0 && !entry.retired) this.entries.delete(path);
+      throw e;
+    }
+  }
+
+  /** Opens a connection; when the process is out of descriptors, closes idle ones and tries once more. */
+  private connectWithin(path: string, key: DatabaseKey | undefined): EngineConnection {
+    try {
+      return this.connect(path, key);
+    } catch (e) {
+      if (!isSqliteFailure(e) || primaryCode(e) !== "SQLITE_CANTOPEN" || !descriptorsNearlyUsed()) throw e;
+      this.closeIdle(Number.POSITIVE_INFINITY);
+    }
+    try {
+      return this.connect(path, key);
+    } catch (e) {
+      if (isSqliteFailure(e) && primaryCode(e) === "SQLITE_CANTOPEN" && descriptorsNearlyUsed())
+        throw new ConnectionsExhaustedError(this.hardLimit);
       throw e;
     }
   }
@@ -101,6 +166,19 @@ export class ConnectionPool {
     }
     entry.idle.push(conn);
     this.evictBeyondLimit();
+    // SQLite keeps the descriptor of a connection closed while others to the same file stay open
+    // (POSIX locks belong to the process, so closing it could drop theirs) until the last one
+    // closes. Once none is in use, the idle ones close too: a burst of connections to one
+    // database (a client opening streams without end) leaves no descriptors behind.
+    if (entry.inUse === 0 && entry.parked > 0) this.closeIdleOf(conn.path, entry);
+  }
+
+  private closeIdleOf(path: string, entry: Entry): void {
+    for (const idle of entry.idle.splice(0)) this.closeConnection(idle);
+    entry.parked = 0;
+    if (this.entries.get(path) !== entry || entry.retired) return;
+    this.entries.delete(path);
+    if (this.locks.get(path)?.idle) this.locks.delete(path);
   }
 
   /**
@@ -111,7 +189,7 @@ export class ConnectionPool {
   hold(path: string): () => void {
     let entry = this.entries.get(path);
     if (!entry) {
-      entry = { idle: [], inUse: 0, retired: false };
+      entry = { idle: [], inUse: 0, retired: false, parked: 0 };
       this.entries.set(path, entry);
     }
     entry.inUse++;
@@ -188,7 +266,7 @@ export class ConnectionPool {
       db.exec("PRAGMA busy_timeout = 50");
       // Only the frame log checkpoints: each checkpoint ends a replication generation.
       db.exec("PRAGMA wal_autocheckpoint = 0");
-      const conn = new EngineConnection(path, db);
+      const conn = new EngineConnection(path, db, this.limits);
       if (key) this.keyChecks.set(conn, key.check);
       return conn;
     } catch (e) {
@@ -199,15 +277,23 @@ export class ConnectionPool {
   }
 
   private evictBeyondLimit(): void {
-    if (this.open <= this.opts.maxOpen) return;
+    const keep = Math.min(this.opts.maxOpen, this.hardLimit);
+    if (this.open > keep) this.closeIdle(this.open - keep);
+  }
+
+  /** Closes up to `n` idle connections, least recently used databases first. */
+  private closeIdle(n: number): void {
+    let left = n;
     for (const [path, entry] of this.entries) {
-      while (entry.idle.length > 0 && this.open > this.opts.maxOpen)
+      while (entry.idle.length > 0 && left > 0) {
         this.closeConnection(entry.idle.shift()!);
+        left--;
+      }
       if (entry.idle.length === 0 && entry.inUse === 0) {
         this.entries.delete(path);
         if (this.locks.get(path)?.idle) this.locks.delete(path);
       }
-      if (this.open <= this.opts.maxOpen) break;
+      if (left <= 0) break;
     }
   }
 
@@ -215,6 +301,7 @@ export class ConnectionPool {
     if (conn.isClosed) return;
     const entry = this.entries.get(conn.path);
     const last = !entry || (entry.idle.length === 0 && entry.inUse === 0);
+    if (!last) entry.parked++;
     if (last && this.opts.beforeLastClose) {
       try {
         this.opts.beforeLastClose(conn);

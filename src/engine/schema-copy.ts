@@ -25,7 +25,7 @@ function toObjects(rows: unknown[][]): SchemaObject[] {
 
 /** The schema of a hosted database, through one of its connections (in its current transaction). */
 export function readSchema(conn: EngineConnection): SchemaObject[] {
-  return toObjects(conn.execute(conn.prepare(SCHEMA_SQL), [], true).rows as unknown[][]);
+  return toObjects([...conn.rows(SCHEMA_SQL)]);
 }
 
 /**

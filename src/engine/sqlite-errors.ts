@@ -96,3 +96,54 @@ export class MissingFileError extends Error {
     super("unable to open database file: it is missing on the server");
   }
 }
+
+/** A statement ran past the statement time limit and SQLite interrupted it. */
+export class StatementTimeoutError extends Error {
+  readonly code = "STATEMENT_TIMEOUT";
+
+  constructor(limitMs: number, rolledBack: boolean) {
+    super(
+      `the statement ran longer than ${limitMs} ms, the server's limit (SHOAL_STATEMENT_TIMEOUT_MS), ` +
+        `and was interrupted${rolledBack ? "; its transaction was rolled back" : ""}`,
+    );
+  }
+}
+
+/** A statement's result would make the response larger than allowed; nothing more is read. */
+export class ResponseTooLargeError extends Error {
+  readonly code = "RESPONSE_TOO_LARGE";
+}
+
+/** SQLite's out-of-memory code, which the heap limit turns a huge value into. */
+export function isOutOfMemory(e: unknown): boolean {
+  return isSqliteFailure(e) && primaryCode(e) === "SQLITE_NOMEM";
+}
+
+/** SQLite's interrupt code: the statement was stopped by `interrupt()`. */
+export function isInterrupt(e: unknown): boolean {
+  return isSqliteFailure(e) && primaryCode(e) === "SQLITE_INTERRUPT";
+}
+
+/** A statement stopped because its stream closed (the client went away) while it ran. */
+export class StatementCancelledError extends Error {
+  readonly code = "STATEMENT_CANCELLED";
+
+  constructor() {
+    super("the statement was stopped: its stream closed while it ran");
+  }
+}
+
+/**
+ * Every connection the server may open is in use: the request would need one more. Idle
+ * connections were closed first; this is what remains when all of them are busy.
+ */
+export class ConnectionsExhaustedError extends Error {
+  readonly code = "CONNECTIONS_EXHAUSTED";
+
+  constructor(limit: number) {
+    super(
+      `the server has ${limit} database connections open, all in use, the most its file descriptors ` +
+        "allow (SHOAL_MAX_CONNECTIONS and the process's open-file limit): retry in a moment",
+    );
+  }
+}

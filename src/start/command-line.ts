@@ -60,6 +60,15 @@ Settings (README.md, "Settings", says what each does):
   SHOAL_BACKUP_INTERVAL_MS           1000
   SHOAL_BACKUP_SNAPSHOT_INTERVAL_HOURS 6
   SHOAL_BACKUP_RETENTION_HOURS       168
+  SHOAL_WORKERS                      the number of cores, at least 2
+  SHOAL_STATEMENT_TIMEOUT_MS         5000
+  SHOAL_MAX_RESPONSE_BYTES           10485760 (10 MiB)
+  SHOAL_MAX_TOTAL_RESPONSE_BYTES     67108864 (64 MiB)
+  SHOAL_SQLITE_HEAP_LIMIT_MB         256
+  SHOAL_MAX_STREAMS_PER_DATABASE     256
+  SHOAL_MAX_STREAMS_PER_WEBSOCKET    128
+  SHOAL_HEADERS_TIMEOUT_MS           10000
+  SHOAL_BODY_TIMEOUT_MS              30000
 
 Exit codes: 0 stopped cleanly; 1 could not start for now (port in use, store unreachable) or
 failed; 2 the settings or the data folder must change first.

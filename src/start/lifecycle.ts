@@ -57,7 +57,7 @@ const DEFAULT_CONSOLE_DIR = fileURLToPath(new URL("../../dist/console", import.m
 export async function startShoal(config: Config, opts: StartOptions = {}): Promise<Shoal> {
   const startedAt = Date.now();
   const log = opts.log ?? createLogger(config.logLevel);
-  const server = new ShoalServer(config.dbDomain);
+  const server = new ShoalServer(config.dbDomain, config.headersTimeoutMs);
   await server.listen(config.host, config.port);
   try {
     await prepareDataFolder(config.dataDir);
@@ -109,6 +109,11 @@ async function serve(
     lockWaitMs: config.transactionTimeoutMs,
     streamIdleMs: config.streamIdleTimeoutMs,
     trustedProxies: config.trustedProxies,
+    maxBytes: config.maxResponseBytes,
+    maxTotalBytes: config.maxTotalResponseBytes,
+    maxStreamsPerDatabase: config.maxStreamsPerDatabase,
+    maxStreamsPerWebSocket: config.maxStreamsPerWebSocket,
+    bodyTimeoutMs: config.bodyTimeoutMs,
   });
   const jobs = startJobs(config, parts);
   const { port } = server;

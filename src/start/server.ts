@@ -23,8 +23,17 @@ export class ShoalServer {
   private readonly server: Server;
   private serving: Handlers | undefined;
 
-  constructor(private readonly dbDomain: string) {
-    this.server = createServer((req, res) => this.request(req, res));
+  constructor(
+    private readonly dbDomain: string,
+    headersTimeoutMs = 60_000,
+  ) {
+    // Slow clients cost only their socket: headers must arrive in time, and idle or slow sockets
+    // are checked every second rather than Node's thirty (SQL bodies have their own limit, see
+    // dataplane/http-io.ts).
+    this.server = createServer(
+      { headersTimeout: headersTimeoutMs, connectionsCheckingInterval: 1000 },
+      (req, res) => this.request(req, res),
+    );
     this.server.on("upgrade", (req, socket, head: Buffer) => this.upgrade(req, socket, head));
   }
 

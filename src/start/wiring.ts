@@ -6,6 +6,7 @@ import { LocalNode } from "../domain/cluster/local-node.js";
 import type { ReadinessProbe } from "../domain/cluster/readiness.js";
 import { DbTokenVerifier } from "../domain/data-access/token-verifier.js";
 import { LocationCatalogue } from "../domain/groups/location-catalogue.js";
+import { AsyncGate } from "../engine/async-gate.js";
 import { DumpFiles } from "../engine/dump-files.js";
 import { KeyCache } from "../engine/encryption/key-cache.js";
 import { FrameLogs } from "../engine/frame-logs.js";
@@ -87,9 +88,15 @@ function engineParts(config: Config) {
   const frameLogs = new FrameLogs();
   const pool = new ConnectionPool({
     maxOpen: config.maxConnections,
+    limits: {
+      statementTimeoutMs: config.statementTimeoutMs,
+      gate: new AsyncGate(config.workers),
+      heapLimitBytes: config.sqliteHeapLimitMb * 1024 * 1024,
+    },
     synchronous: config.durability === "strong" ? "FULL" : "NORMAL",
     beforeLastClose: (conn) => {
       if (frameLogs.get(conn.path).pending > 0) frameLogs.rollover(conn);
+      frameLogs.release(conn.path);
     },
   });
   const files = new InstanceFiles(path.join(config.dataDir, "locations"));

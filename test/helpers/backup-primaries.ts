@@ -27,6 +27,7 @@ export class TestPrimaries implements BackupSource {
       synchronous: "NORMAL",
       beforeLastClose: (conn) => {
         if (this.frameLogs.get(conn.path).pending > 0) this.frameLogs.rollover(conn);
+        this.frameLogs.release(conn.path);
       },
     });
   }
@@ -55,8 +56,7 @@ export class TestPrimaries implements BackupSource {
     const conn = this.pool.checkout(this.path(id));
     try {
       conn.configure({ queryOnly: false, maxPageCount: 0 });
-      const p = conn.prepare(sql);
-      conn.execute(p, args, false);
+      conn.run(sql, args);
       this.frameLogs.afterWrite(conn);
     } finally {
       this.pool.checkin(conn);

@@ -24,8 +24,13 @@ export async function spawnShoal(
   env: Record<string, string>,
   timeoutMs = 20_000,
   args: string[] = ["src/main.ts"],
+  /** A lower limit on the process's open files (`ulimit -n`), for tests of the descriptor budget. */
+  openFiles?: number,
 ): Promise<ShoalProcess> {
-  const proc = spawn(process.execPath, ["--import", "tsx", ...args], {
+  const node = [process.execPath, "--import", "tsx", ...args];
+  const [cmd, ...argv] =
+    openFiles === undefined ? node : ["/bin/sh", "-c", `ulimit -n ${openFiles} && exec "$@"`, "sh", ...node];
+  const proc = spawn(cmd!, argv, {
     cwd: ROOT,
     env: { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "", SHOAL_PORT: "0", ...env },
     stdio: ["ignore", "pipe", "pipe"],

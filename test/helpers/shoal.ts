@@ -49,6 +49,15 @@ export function testConfig(dataDir: string, overrides: Partial<Config> = {}): Co
     nodeUrl: undefined,
     trustedProxies: [],
     backup: undefined,
+    workers: 2,
+    statementTimeoutMs: 5000,
+    maxResponseBytes: 10 * 1024 * 1024,
+    maxTotalResponseBytes: 64 * 1024 * 1024,
+    sqliteHeapLimitMb: 256,
+    maxStreamsPerDatabase: 256,
+    maxStreamsPerWebSocket: 128,
+    headersTimeoutMs: 10_000,
+    bodyTimeoutMs: 30_000,
     ...overrides,
   };
 }

@@ -1,9 +1,13 @@
 import {
+  ConnectionsExhaustedError,
   damagedMessage,
   isDamaged,
   isSqliteFailure,
   primaryCode,
+  ResponseTooLargeError,
   SqlInputError,
+  StatementCancelledError,
+  StatementTimeoutError,
 } from "../../engine/sqlite-errors.js";
 import { LockTimeoutError } from "../../engine/write-lock.js";
 
@@ -41,7 +45,14 @@ export class ProtocolError extends Error {
  */
 export function toHranaError(e: unknown, phase: "prepare" | "run" = "run"): HranaError {
   if (e instanceof HranaError) return e;
-  if (e instanceof SqlInputError) return new HranaError(e.code, e.message);
+  if (
+    e instanceof SqlInputError ||
+    e instanceof StatementTimeoutError ||
+    e instanceof ResponseTooLargeError ||
+    e instanceof StatementCancelledError ||
+    e instanceof ConnectionsExhaustedError
+  )
+    return new HranaError(e.code, e.message);
   if (e instanceof LockTimeoutError) return new HranaError("SQLITE_BUSY", `SQLite error: ${e.message}`);
   if (isDamaged(e)) return new HranaError(primaryCode(e), `SQLite error: ${damagedMessage(e)}`);
   if (isSqliteFailure(e)) {

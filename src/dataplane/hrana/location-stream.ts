@@ -1,6 +1,7 @@
 import type { ReplicaPort } from "../../domain/core/ports.js";
 import type { DataAccess } from "../../domain/data-access/open.js";
-import { bindArguments, type ExecResult, type SqlValue } from "../../engine/connection.js";
+import { bindArguments, type ExecResult, type RowBudget, type SqlValue } from "../../engine/connection.js";
+import { rowBytes } from "../../engine/execute.js";
 import type { FrameLogs } from "../../engine/frame-logs.js";
 import { splitStatements } from "../../engine/sql-lexer.js";
 import { statementParameters } from "../../engine/sql-params.js";
@@ -52,20 +53,20 @@ export class LocationStream implements SqlStream {
     return this.primary.isClosed;
   }
 
-  execute(stmt: Stmt): ExecResult | Promise<ExecResult> {
+  execute(stmt: Stmt, budget?: RowBudget): ExecResult | Promise<ExecResult> {
     if (this.primary.isAutocommit()) {
       const sql = this.primary.sqlOf(stmt);
       const statements = splitStatements(sql);
       // Anything but a single plain read (including a text the primary will refuse) goes there.
       if (statements.length === 1 && statements[0]!.kind === "read") {
-        return this.readHere(statements[0]!.sql, sql, stmt);
+        return this.readHere(statements[0]!.sql, sql, stmt, budget);
       }
     }
-    return this.onPrimary(() => this.primary.execute(stmt));
+    return this.onPrimary(() => this.primary.execute(stmt, budget));
   }
 
-  batch(batch: Batch): Promise<BatchOutcome> {
-    return this.onPrimary(() => this.primary.batch(batch));
+  batch(batch: Batch, budget?: RowBudget): Promise<BatchOutcome> {
+    return this.onPrimary(() => this.primary.batch(batch, budget));
   }
 
   sequence(ref: { sql?: string; sqlId?: number }): Promise<void> {
@@ -109,7 +110,12 @@ export class LocationStream implements SqlStream {
   }
 
   /** Runs a single plain read at this location; `statement` is the read itself, `sql` the text sent. */
-  private async readHere(statement: string, sql: string, stmt: Stmt): Promise<ExecResult> {
+  private async readHere(
+    statement: string,
+    sql: string,
+    stmt: Stmt,
+    budget: RowBudget | undefined,
+  ): Promise<ExecResult> {
     const db = this.access.database;
     if (db.block_reads === 1)
       throw new HranaError("BLOCKED", "Operation was blocked: reads are blocked on this database");
@@ -129,7 +135,7 @@ export class LocationStream implements SqlStream {
         this.services.readYourWritesMs,
       );
       // Too far behind: read at the primary rather than miss this stream's own write.
-      if (!caughtUp) return this.primary.execute(stmt);
+      if (!caughtUp) return this.primary.execute(stmt, budget);
       this.mustSee = 0;
     }
     let args: SqlValue[] | Record<string, SqlValue>;
@@ -144,10 +150,16 @@ export class LocationStream implements SqlStream {
     } catch (e) {
       // The lexer called it a read but SQLite disagrees (a PRAGMA that writes): let the primary run it.
       if ((e as { code?: string }).code === "REPLICA_READ_ONLY")
-        return this.onPrimary(() => this.primary.execute(stmt));
+        return this.onPrimary(() => this.primary.execute(stmt, budget));
       throw toHranaError(e, "prepare");
     }
     const rows = read.rows as SqlValue[][];
+    try {
+      // The replica answers whole; the limit still holds for what is sent on.
+      if (budget) for (const row of rows) budget.take(rowBytes(row));
+    } catch (e) {
+      throw toHranaError(e);
+    }
     const encrypted = db.encryption_cipher !== null;
     this.services.meter.record(
       { id: db.id, orgId: db.org_id, encrypted },

@@ -100,19 +100,25 @@ function parseCondition(v: unknown): Condition {
 }
 
 export function parseBatch(v: unknown): Batch {
+  return { steps: batchSteps(v).map(parseStep) };
+}
+
+/** A batch's raw steps, checked to be an array. */
+export function batchSteps(v: unknown): unknown[] {
   const o = obj(v, "batch");
   if (!Array.isArray(o.steps)) throw new ProtocolError("a batch needs steps");
-  return {
-    steps: o.steps.map((s, i) => {
-      const step = obj(s, "batch step");
-      const condition =
-        step.condition === undefined || step.condition === null ? null : parseCondition(step.condition);
-      if (condition && !conditionRefersBefore(condition, i)) {
-        throw new ProtocolError(`step ${i} has a condition on a step that does not come before it`);
-      }
-      return { condition, stmt: parseStmt(step.stmt) };
-    }),
-  };
+  return o.steps;
+}
+
+/** Step `i` of a batch. */
+export function parseStep(s: unknown, i: number): Batch["steps"][number] {
+  const step = obj(s, "batch step");
+  const condition =
+    step.condition === undefined || step.condition === null ? null : parseCondition(step.condition);
+  if (condition && !conditionRefersBefore(condition, i)) {
+    throw new ProtocolError(`step ${i} has a condition on a step that does not come before it`);
+  }
+  return { condition, stmt: parseStmt(step.stmt) };
 }
 
 function conditionRefersBefore(c: Condition, step: number): boolean {

@@ -1,11 +1,12 @@
 import type { ExecResult } from "../../engine/connection.js";
 import type { HranaError } from "./errors.js";
+import { RowsJson } from "./json-pieces.js";
 import type { BatchOutcome } from "./stream.js";
-import { encodeValue, type HranaValue } from "./values.js";
 
 export interface StmtResultJson {
   cols: Array<{ name: string; decltype: string | null }>;
-  rows: HranaValue[][];
+  /** Encoded as Hrana values when written (see RowsJson). */
+  rows: RowsJson;
   affected_row_count: number;
   last_insert_rowid: string | null;
   replication_index: string | null;
@@ -18,7 +19,7 @@ export interface StmtResultJson {
 export function stmtResultJson(r: ExecResult): StmtResultJson {
   return {
     cols: r.columns,
-    rows: r.rows.map((row) => row.map(encodeValue)),
+    rows: new RowsJson(r.rows),
     affected_row_count: r.affectedRowCount,
     last_insert_rowid: r.lastInsertRowid === null ? null : r.lastInsertRowid.toString(),
     replication_index: null,

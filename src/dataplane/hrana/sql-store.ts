@@ -1,4 +1,5 @@
 import { HranaError, ProtocolError } from "./errors.js";
+import type { Stmt, StreamRequest } from "./requests.js";
 
 export interface SqlStoreLimits {
   maxTexts: number;
@@ -44,5 +45,27 @@ export class SqlStore {
   /** Forgetting an id that isn't stored is fine. */
   close(id: number): void {
     this.texts.delete(id);
+  }
+}
+
+/** A request with every stored SQL text it names put in place: a later close_sql must not change what it runs. */
+export function inlineStoredSql(sqls: SqlStore, req: StreamRequest): StreamRequest {
+  const text = (ref: { sql?: string; sqlId?: number }) => {
+    if (ref.sqlId === undefined) return ref.sql;
+    const sql = sqls.get(ref.sqlId);
+    if (sql === undefined) throw new ProtocolError(`SQL text ${ref.sqlId} is not stored`);
+    return sql;
+  };
+  const stmt = (s: Stmt): Stmt => ({ ...s, sql: text(s), sqlId: undefined });
+  switch (req.type) {
+    case "execute":
+      return { ...req, stmt: stmt(req.stmt) };
+    case "batch":
+      return { ...req, batch: { steps: req.batch.steps.map((st) => ({ ...st, stmt: stmt(st.stmt) })) } };
+    case "sequence":
+    case "describe":
+      return { type: req.type, sql: text(req) };
+    default:
+      return req;
   }
 }

@@ -1,12 +1,19 @@
+import { setImmediate as yieldToLoop } from "node:timers/promises";
 import { parseSizeLimit } from "../../domain/core/names.js";
 import type { DataAccess } from "../../domain/data-access/open.js";
-import type { EngineConnection, ExecResult, Prepared, SqlArgs } from "../../engine/connection.js";
+import type {
+  EngineConnection,
+  ExecOptions,
+  ExecResult,
+  Prepared,
+  RowBudget,
+  SqlArgs,
+} from "../../engine/connection.js";
 import type { FrameLogs } from "../../engine/frame-logs.js";
-import { sweepDue, sweepStatements } from "../../engine/handle-release.js";
 import type { ConnectionPool } from "../../engine/pool.js";
 import { splitStatements } from "../../engine/sql-lexer.js";
 import type { UsageMeter } from "../../hosting/usage-meter.js";
-import { isSchemaChange, refuseOnFollower } from "../schema-changes.js";
+import { refuseOnFollower } from "../schema-changes.js";
 import {
   type AttachTarget,
   attachStatement,
@@ -14,10 +21,14 @@ import {
   refuseForbidden,
   type Verdict,
 } from "./authorize.js";
+import { type BatchOutcome, runSteps, SLICE_MS } from "./batch-steps.js";
 import { HranaError, ProtocolError, toHranaError } from "./errors.js";
-import { argsOf, type Batch, type Condition, type Stmt } from "./requests.js";
+import { argsOf, type Batch, type Stmt } from "./requests.js";
+import { SchemaChangeLog } from "./schema-change-log.js";
 import { withoutServerPaths } from "./server-paths.js";
 import type { SqlStore } from "./sql-store.js";
+import type { DescribeResult, SqlStream } from "./sql-stream.js";
+import type { StreamCounts } from "./stream-limits.js";
 
 export interface StreamLimits {
   /** An interactive write transaction is rolled back after this long. */
@@ -32,36 +43,16 @@ export interface StreamServices {
   frameLogs: FrameLogs;
   meter: UsageMeter;
   limits: StreamLimits;
+  /** Open streams per database, held to their limit. */
+  streamCounts: StreamCounts;
   /** Resolves an `ATTACH` target: a database of the same organization, by name. */
   resolveAttach(access: DataAccess, name: string): Promise<AttachTarget | undefined>;
   /** Told, on the committing connection, about each committed transaction of a schema database that ran DDL. */
   schemaChanged?(access: DataAccess, conn: EngineConnection, statements: string[]): void;
 }
 
-export interface DescribeResult {
-  params: Array<{ name: string | null }>;
-  cols: Array<{ name: string; decltype: string | null }>;
-  is_explain: boolean;
-  is_readonly: boolean;
-}
-
-export interface BatchOutcome {
-  results: Array<ExecResult | null>;
-  errors: Array<HranaError | null>;
-}
-
-/** What a transport needs from a stream, wherever its statements run. */
-export interface SqlStream {
-  access: DataAccess;
-  readonly sqls: SqlStore;
-  readonly isClosed: boolean;
-  execute(stmt: Stmt): ExecResult | Promise<ExecResult>;
-  batch(batch: Batch): Promise<BatchOutcome>;
-  sequence(ref: { sql?: string; sqlId?: number }): Promise<void>;
-  describe(ref: { sql?: string; sqlId?: number }): DescribeResult;
-  isAutocommit(): boolean;
-  close(): void;
-}
+export type { BatchOutcome } from "./batch-steps.js";
+export type { DescribeResult, SqlStream } from "./sql-stream.js";
 
 /**
  * A Hrana stream: one SQLite connection held for the stream's life, so an interactive transaction
@@ -77,18 +68,22 @@ export class HranaStream implements SqlStream {
   private txnTimer: NodeJS.Timeout | undefined;
   private timedOut = false;
   private closed = false;
-  /** DDL of the open transaction on a schema database, passed on once it commits. */
-  private ddl: string[] = [];
+  private readonly schemaChanges = new SchemaChangeLog();
   /** Aliases this stream attached on its connection: detached before the connection is reused. */
   private attached: string[] = [];
-  /** Savepoints of the open transaction, with how many schema changes preceded each. */
-  private savepoints: Array<{ name: string; ddl: number }> = [];
+  /** Set while a statement runs off the event loop: the connection can't be returned or rolled back meanwhile. */
+  private running = false;
+  /** The transaction timed out while a statement ran: rolled back once it ends. */
+  private timeoutDue = false;
 
+  /** Throws STREAMS_TOO_MANY when the database already has as many streams as it may. */
   constructor(
     public access: DataAccess,
     readonly sqls: SqlStore,
     private readonly services: StreamServices,
-  ) {}
+  ) {
+    services.streamCounts.take(access.database.id, access.database.name);
+  }
 
   get isClosed(): boolean {
     return this.closed;
@@ -98,13 +93,16 @@ export class HranaStream implements SqlStream {
     return !this.conn?.inTransaction;
   }
 
-  /** Runs one statement; synchronously unless it must wait for the write lock or resolve an ATTACH. */
-  execute(stmt: Stmt): ExecResult | Promise<ExecResult> {
+  /**
+   * Runs one statement; synchronously unless it must wait for the write lock, resolve an ATTACH,
+   * or run off the event loop (a statement whose work isn't bounded, see statement-program.ts).
+   */
+  execute(stmt: Stmt, budget?: RowBudget): ExecResult | Promise<ExecResult> {
     this.reportTimeout();
-    return this.run(this.sqlOf(stmt), argsOf(stmt), stmt.wantRows);
+    return this.run(this.sqlOf(stmt), argsOf(stmt), { wantRows: stmt.wantRows, budget });
   }
 
-  async batch(batch: Batch): Promise<BatchOutcome> {
+  async batch(batch: Batch, budget?: RowBudget): Promise<BatchOutcome> {
     const results: Array<ExecResult | null> = [];
     const errors: Array<HranaError | null> = [];
     if (this.timedOut) {
@@ -116,30 +114,23 @@ export class HranaStream implements SqlStream {
       }
       return { results, errors };
     }
-    for (const step of batch.steps) {
-      if (step.condition && !this.holds(step.condition, results, errors)) {
-        results.push(null);
-        errors.push(null);
-        continue;
-      }
-      try {
-        const r = this.execute(step.stmt);
-        results.push(r instanceof Promise ? await r : r);
-        errors.push(null);
-      } catch (e) {
-        results.push(null);
-        errors.push(toHranaError(e));
-      }
-    }
-    return { results, errors };
+    return runSteps(batch, {
+      execute: (stmt) => this.execute(stmt, budget),
+      isAutocommit: () => this.isAutocommit(),
+    });
   }
 
   /** Runs every statement of a text in order, discarding rows; stops at the first error. */
   async sequence(ref: { sql?: string; sqlId?: number }): Promise<void> {
     this.reportTimeout();
     const text = this.sqlOf(ref);
+    let slice = performance.now();
     for (const s of splitStatements(text)) {
-      const r = this.run(s.sql, [], false);
+      if (performance.now() - slice > SLICE_MS) {
+        await yieldToLoop();
+        slice = performance.now();
+      }
+      const r = this.run(s.sql, [], { wantRows: false });
       if (r instanceof Promise) await r;
     }
   }
@@ -154,11 +145,23 @@ export class HranaStream implements SqlStream {
     };
   }
 
-  /** Ends the stream: an open transaction is rolled back and the connection goes back to the pool. */
+  /**
+   * Ends the stream: an open transaction is rolled back and the connection goes back to the pool.
+   * A statement running off the event loop is interrupted first, and the rest waits for it to stop.
+   */
   close(): void {
     if (this.closed) return;
     this.closed = true;
-    this.ddl = [];
+    this.services.streamCounts.release(this.access.database.id);
+    if (this.running) {
+      this.conn?.cancel();
+      return;
+    }
+    this.finishClose();
+  }
+
+  private finishClose(): void {
+    this.schemaChanges.take();
     this.endTransactionTimer();
     if (this.conn) {
       this.services.pool.checkin(this.conn, this.attached);
@@ -168,11 +171,17 @@ export class HranaStream implements SqlStream {
     this.releaseLock();
   }
 
-  private run(sql: string, args: SqlArgs, wantRows: boolean): ExecResult | Promise<ExecResult> {
+  /** `swept`: a sweep ran just before (once per statement, whatever it left). */
+  private run(
+    sql: string,
+    args: SqlArgs,
+    opts: ExecOptions,
+    swept = false,
+  ): ExecResult | Promise<ExecResult> {
     if (this.closed) throw new ProtocolError("Stream for this baton was closed");
-    // Statements dropped by prepares wait for the garbage collector (see handle-release.ts).
-    if (sweepDue()) return sweepStatements().then(() => this.run(sql, args, wantRows));
     const conn = this.connection();
+    // Statements the connection let go of wait for the garbage collector (see handle-release.ts).
+    if (!swept && conn.sweepDue(false)) return conn.sweep().then(() => this.run(sql, args, opts, true));
     let p = this.prepare(sql);
     let verdict: Verdict;
     try {
@@ -181,20 +190,21 @@ export class HranaStream implements SqlStream {
       throw toHranaError(e, "prepare");
     }
     refuseOnFollower(this.access.database, p.info.sql);
-    if (p.scans && sweepDue(true)) return sweepStatements().then(() => this.run(sql, args, wantRows));
+    if (!swept && p.scans && conn.sweepDue(true))
+      return conn.sweep().then(() => this.run(sql, args, opts, true));
     if (verdict !== undefined) {
-      if ("attach" in verdict) return this.attachThenRun(verdict, args, wantRows);
+      if ("attach" in verdict) return this.attachThenRun(verdict, args, opts);
       p = this.prepare(verdict.sql);
     }
     // Once the lock is held, prepare again: another stream may have changed the schema meanwhile.
-    if (!p.readonly && !this.holdsLock) return this.takeLock().then(() => this.run(sql, args, wantRows));
-    return this.exec(conn, p, args, wantRows);
+    if (!p.readonly && !this.holdsLock) return this.takeLock().then(() => this.run(sql, args, opts));
+    return this.exec(conn, p, args, opts);
   }
 
   private async attachThenRun(
     verdict: { attach: string; alias: string },
     args: SqlArgs,
-    wantRows: boolean,
+    opts: ExecOptions,
   ): Promise<ExecResult> {
     const access = this.access;
     let sql: string;
@@ -206,16 +216,60 @@ export class HranaStream implements SqlStream {
       throw toHranaError(e, "prepare");
     }
     if (this.closed) throw new ProtocolError("Stream for this baton was closed");
-    const result = this.exec(this.connection(), this.prepare(sql), args, wantRows);
+    const result = await this.exec(this.connection(), this.prepare(sql), args, opts);
     this.attached.push(verdict.alias);
     return result;
   }
 
-  private exec(conn: EngineConnection, p: Prepared, args: SqlArgs, wantRows: boolean): ExecResult {
+  private exec(
+    conn: EngineConnection,
+    p: Prepared,
+    args: SqlArgs,
+    opts: ExecOptions,
+  ): ExecResult | Promise<ExecResult> {
+    let ran: ExecResult | Promise<ExecResult>;
+    try {
+      ran = conn.execute(p, args, opts);
+    } catch (e) {
+      this.afterStatement(conn, false);
+      throw toHranaError(e);
+    }
+    return ran instanceof Promise ? this.settle(conn, p, ran) : this.finish(conn, p, ran);
+  }
+
+  /** Waits for a statement running off the event loop, then does what a closing or timeout had to leave. */
+  private async settle(conn: EngineConnection, p: Prepared, ran: Promise<ExecResult>): Promise<ExecResult> {
+    this.running = true;
+    let r: ExecResult;
+    try {
+      r = await ran;
+    } catch (e) {
+      this.running = false;
+      this.afterStatement(conn, false);
+      this.afterRunning();
+      throw toHranaError(e);
+    }
+    this.running = false;
+    try {
+      return this.finish(conn, p, r);
+    } finally {
+      this.afterRunning();
+    }
+  }
+
+  private afterRunning(): void {
+    if (this.timeoutDue) {
+      this.timeoutDue = false;
+      this.timeOutTransaction();
+    }
+    if (this.closed) this.finishClose();
+  }
+
+  private finish(conn: EngineConnection, p: Prepared, r: ExecResult): ExecResult {
     let committed = false;
     try {
-      const result = withoutServerPaths(p.info.sql, conn.execute(p, args, wantRows));
-      if (this.access.database.is_schema === 1) this.trackSchemaChange(p.info.sql);
+      const result = withoutServerPaths(p.info.sql, r);
+      if (this.access.database.is_schema === 1) this.schemaChanges.track(p.info.sql);
       committed = p.info.kind !== "rollback";
       const db = this.access.database;
       this.services.meter.record(
@@ -231,8 +285,6 @@ export class HranaStream implements SqlStream {
         result.durationMs,
       );
       return result;
-    } catch (e) {
-      throw toHranaError(e);
     } finally {
       this.afterStatement(conn, committed);
     }
@@ -288,33 +340,6 @@ export class HranaStream implements SqlStream {
     this.txnTimer.unref();
   }
 
-  /**
-   * Records a schema change of a schema database for its followers, minding savepoints: a change
-   * undone by ROLLBACK TO must not reach them (it would fail its check on every child).
-   */
-  private trackSchemaChange(sql: string): void {
-    const savepoint = /^savepoint\s+("?)([^";\s]+)\1/i.exec(sql);
-    if (savepoint) {
-      this.savepoints.push({ name: savepoint[2]!.toLowerCase(), ddl: this.ddl.length });
-      return;
-    }
-    const undo = /^rollback(?:\s+transaction)?\s+to\s+(?:savepoint\s+)?("?)([^";\s]+)\1/i.exec(sql);
-    const release = /^release\s+(?:savepoint\s+)?("?)([^";\s]+)\1/i.exec(sql);
-    const named = (undo ?? release)?.[2]?.toLowerCase();
-    if (named !== undefined) {
-      const at = this.savepoints.map((s) => s.name).lastIndexOf(named);
-      if (at < 0) return;
-      if (undo) {
-        this.ddl.length = this.savepoints[at]!.ddl;
-        this.savepoints.length = at + 1;
-      } else {
-        this.savepoints.length = at;
-      }
-      return;
-    }
-    if (isSchemaChange(sql)) this.ddl.push(sql);
-  }
-
   private releaseLock(): void {
     if (!this.holdsLock) return;
     this.holdsLock = false;
@@ -327,18 +352,19 @@ export class HranaStream implements SqlStream {
     this.endTransactionTimer();
     // Still holding the write lock: no other writer can commit before the frames are recorded.
     if (this.holdsLock) this.services.frameLogs.afterWrite(conn);
-    this.savepoints = [];
-    if (this.ddl.length > 0) {
-      const statements = this.ddl;
-      this.ddl = [];
-      if (committed) this.services.schemaChanged?.(this.access, conn, statements);
-    }
+    const statements = this.schemaChanges.take();
+    if (statements.length > 0 && committed) this.services.schemaChanged?.(this.access, conn, statements);
     this.releaseLock();
   }
 
   private timeOutTransaction(): void {
     this.txnTimer = undefined;
-    this.ddl = [];
+    if (this.running) {
+      // The statement has its own time limit; the rollback follows as soon as it ends.
+      this.timeoutDue = true;
+      return;
+    }
+    this.schemaChanges.take();
     if (this.holdsLock && this.conn?.inTransaction) {
       try {
         this.conn.exec("ROLLBACK");
@@ -370,22 +396,5 @@ export class HranaStream implements SqlStream {
     const sql = this.sqls.get(ref.sqlId!);
     if (sql === undefined) throw new ProtocolError(`SQL text ${ref.sqlId} not found`);
     return sql;
-  }
-
-  private holds(c: Condition, results: Array<ExecResult | null>, errors: Array<HranaError | null>): boolean {
-    switch (c.type) {
-      case "ok":
-        return results[c.step] != null;
-      case "error":
-        return errors[c.step] != null;
-      case "not":
-        return !this.holds(c.cond, results, errors);
-      case "and":
-        return c.conds.every((x) => this.holds(x, results, errors));
-      case "or":
-        return c.conds.some((x) => this.holds(x, results, errors));
-      case "is_autocommit":
-        return this.isAutocommit();
-    }
   }
 }

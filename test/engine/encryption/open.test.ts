@@ -96,7 +96,7 @@ describe("the connection pool with encrypted databases", () => {
     expect(pool.stats()).toMatchObject({ open: 0, inUse: 0 });
 
     const a = pool.checkout(enc, key);
-    expect(a.execute(a.prepare("SELECT v FROM t"), [], true).rows).toEqual([[MARKER]]);
+    expect((await a.execute(a.prepare("SELECT v FROM t"), [], { wantRows: true })).rows).toEqual([[MARKER]]);
     pool.checkin(a);
     // The same key gets the idle connection back.
     const b = pool.checkout(enc, key);

@@ -1,0 +1,56 @@
+import { closeSync, fstatSync, openSync, readSync } from "node:fs";
+import { endianness } from "node:os";
+
+/** Committed frames of a WAL and the salts of its cycle, as SQLite's wal-index records them. */
+export interface WalIndexState {
+  committed: number;
+  salt1: number;
+  salt2: number;
+}
+
+/** The wal-index header (https://sqlite.org/walformat.html#the_wal_index_file_format): two copies of 48 bytes. */
+const HEADER_BYTES = 48;
+/** Its iVersion field, unchanged since SQLite 3.7.0. */
+const WALINDEX_VERSION = 3007000;
+const LITTLE_ENDIAN = endianness() === "LE";
+
+/**
+ * Reads how many frames of a database's WAL are committed from the wal-index header in its
+ * `-shm` file: one 96-byte read on a descriptor kept open, where scanning the WAL's frame headers
+ * costs an open, a stat, a read per new frame and a close after every commit. SQLite updates the
+ * header before a commit returns, writing the second copy first, so the two copies agree except
+ * while a writer is midway; then, and whenever the file is missing or replaced (SQLite deletes it
+ * when a database's last connection closes), `read` says nothing and the caller scans the WAL.
+ */
+export class WalIndex {
+  private fd: number | undefined;
+  private readonly buf = Buffer.alloc(2 * HEADER_BYTES);
+
+  constructor(private readonly shmPath: string) {}
+
+  read(): WalIndexState | undefined {
+    if (this.fd !== undefined && fstatSync(this.fd).nlink === 0) this.close();
+    if (this.fd === undefined) {
+      try {
+        this.fd = openSync(this.shmPath, "r");
+      } catch {
+        return undefined;
+      }
+    }
+    const b = this.buf;
+    if (readSync(this.fd, b, 0, b.length, 0) < b.length) return undefined;
+    if (b.compare(b, HEADER_BYTES, 2 * HEADER_BYTES, 0, HEADER_BYTES) !== 0) return undefined;
+    const version = LITTLE_ENDIAN ? b.readUInt32LE(0) : b.readUInt32BE(0);
+    // isInit (byte 12) is set once the header is valid.
+    if (version !== WALINDEX_VERSION || b[12] !== 1) return undefined;
+    // Native byte order, except the salts: copied as they are from the WAL header (big-endian).
+    const committed = LITTLE_ENDIAN ? b.readUInt32LE(16) : b.readUInt32BE(16);
+    return { committed, salt1: b.readUInt32BE(32), salt2: b.readUInt32BE(36) };
+  }
+
+  close(): void {
+    if (this.fd === undefined) return;
+    closeSync(this.fd);
+    this.fd = undefined;
+  }
+}
