@@ -38,6 +38,8 @@ export function createDataPlane(deps: DataPlaneParts, settings: DataPlaneSetting
     observe: (dbId, location, index) => deps.replicas.observe(dbId, location, index),
     replicas: deps.replicas,
     readYourWritesMs: settings.txnTimeoutMs,
+    holds: (location) => deps.placement.holds(location),
+    ...(deps.peers ? { peers: deps.peers } : {}),
     meter: deps.meter,
     limits: { txnTimeoutMs: settings.txnTimeoutMs, lockWaitMs: settings.lockWaitMs },
     schemaChanged(access, conn, statements) {

@@ -19,6 +19,7 @@ import { HTTP_SQL_LIMITS, SqlStore } from "./hrana/sql-store.js";
 import type { SqlStream, StreamServices } from "./hrana/stream.js";
 import type { DataPlaneParts } from "./parts.js";
 import { type PullServices, pullUpdates } from "./pull/pull-updates.js";
+import { notifyReplica } from "./replica-notify.js";
 import type { DataRoute } from "./routing.js";
 import { type SyncServices, syncExport, syncFrames, syncInfo } from "./sync.js";
 import { isUploadRequest, uploadsOf } from "./upload.js";
@@ -170,6 +171,8 @@ export class HranaHttp {
       res.end();
       return;
     }
+    if (method === "POST" && path === "/notify" && "id" in route.locator)
+      return notifyReplica(req, res, route.locator.id, this.deps);
     if (method === "POST" && (path === "/v2/pipeline" || path === "/v3/pipeline"))
       return this.pipeline(req, res, route);
     if (method === "POST" && path === "/v3/cursor") return this.cursor(req, res, route);
@@ -215,12 +218,13 @@ export class HranaHttp {
     sendError(res, 404, "NOT_FOUND", `no such data-plane route: ${method} ${path}`);
   }
 
-  private access(req: IncomingMessage, route: DataRoute): DataAccess | Promise<DataAccess> {
+  /** `at`: the location asked for, for requests a node may serve from that location's replica. */
+  private access(req: IncomingMessage, route: DataRoute, at?: string): DataAccess | Promise<DataAccess> {
     const token = bearer(req.headers.authorization);
     const peer = this.clientAddress(req);
     return (
-      openDataAccessCached(this.deps, route.locator, token, peer) ??
-      openDataAccess(this.deps, route.locator, token, "sql", peer)
+      openDataAccessCached(this.deps, route.locator, token, peer, at) ??
+      openDataAccess(this.deps, route.locator, token, "sql", peer, at)
     );
   }
 
@@ -257,7 +261,7 @@ export class HranaHttp {
     // The body is read from the start, as it arrives, while access is decided.
     const text = readBody(req);
     text.catch(() => {});
-    const granted = this.access(req, route);
+    const granted = this.access(req, route, route.location);
     const a = granted instanceof Promise ? await granted : granted;
     if (a.replicaOf !== undefined)
       throw new ForbiddenError("a replication token only syncs", "AUTH_REPLICATION_ONLY");
@@ -291,7 +295,7 @@ export class HranaHttp {
   private async cursor(req: IncomingMessage, res: ServerResponse, route: DataRoute): Promise<void> {
     const text = readBody(req);
     text.catch(() => {});
-    const a = await this.access(req, route);
+    const a = await this.access(req, route, route.location);
     if (a.replicaOf !== undefined)
       throw new ForbiddenError("a replication token only syncs", "AUTH_REPLICATION_ONLY");
     const body = await readJson(text);

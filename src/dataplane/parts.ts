@@ -6,6 +6,7 @@ import type { SchemaPropagation } from "../hosting/schema-propagation.js";
 import type { UploadInstaller } from "../hosting/upload-installer.js";
 import type { UsageMeter } from "../hosting/usage-meter.js";
 import type { Logger } from "../lib/logger.js";
+import type { DataPlanePeers } from "./replica-notify.js";
 
 /**
  * What the data plane reaches, filled by `src/start/wiring.ts`: deciding access (a token against
@@ -22,4 +23,6 @@ export interface DataPlaneParts extends DataAccessPorts {
   uploads: Pick<UploadInstaller, "install">;
   log: Logger;
   version: string;
+  /** The other nodes sharing the store (absent: this node serves alone). */
+  peers?: DataPlanePeers;
 }

@@ -142,7 +142,7 @@ class HranaWsConnection {
 
   private async authenticate(): Promise<DataAccess | undefined> {
     try {
-      const access = await openDataAccess(this.deps, this.locator, this.jwt, "sql", this.peer);
+      const access = await openDataAccess(this.deps, this.locator, this.jwt, "sql", this.peer, this.location);
       if (access.replicaOf !== undefined) {
         throw new ForbiddenError("a replication token only syncs", "AUTH_REPLICATION_ONLY");
       }
@@ -252,7 +252,14 @@ class HranaWsConnection {
       if (batch.type !== "batch" || !entry.stream) return;
       // Checked again for every request, as for the others: a rotation, a revocation or a
       // changed allowlist applies to a socket that stays open.
-      entry.stream.access = await openDataAccess(this.deps, this.locator, this.jwt, "sql", this.peer);
+      entry.stream.access = await openDataAccess(
+        this.deps,
+        this.locator,
+        this.jwt,
+        "sql",
+        this.peer,
+        this.location,
+      );
       cursor.entries = batchCursorEntries(await entry.stream.batch(batch.batch));
       this.respond(id, { type: "open_cursor" });
     });
@@ -281,7 +288,14 @@ class HranaWsConnection {
       const access = await this.authenticated;
       if (!access || !entry.stream) return;
       try {
-        entry.stream.access = await openDataAccess(this.deps, this.locator, this.jwt, "sql", this.peer);
+        entry.stream.access = await openDataAccess(
+          this.deps,
+          this.locator,
+          this.jwt,
+          "sql",
+          this.peer,
+          this.location,
+        );
         this.respond(id, await dispatch(entry.stream, req));
       } catch (e) {
         if (e instanceof HranaError) this.send({ type: "response_error", request_id: id, error: e.toJSON() });

@@ -103,6 +103,8 @@ function query(key, sql, args) {
 async function handle(m) {
   switch (m.op) {
     case "register":
+      // Its primary moved: the next use opens the replica again, following the new address.
+      if (known.get(m.key)?.syncUrl !== m.syncUrl) close(m.key);
       known.set(m.key, { path: m.path, syncUrl: m.syncUrl, token: m.token });
       return null;
     case "open":

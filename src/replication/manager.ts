@@ -24,6 +24,21 @@ export interface ReplicationParts {
   dbTokenKey: SigningKey;
   clock: Clock;
   log: Logger;
+  /** Other nodes: where a primary held elsewhere is served, and replicas held elsewhere. */
+  peers?: ReplicaPeers;
+  /** How often a replica whose primary is on another node pulls without being told (ms). */
+  remotePollMs?: number;
+}
+
+/** What replication needs to know about the other nodes (`hosting/node-peers.ts`). */
+export interface ReplicaPeers {
+  holds(location: string): boolean;
+  /** Base URL of the node serving the database's primary; undefined when it is this node. */
+  primaryUrl(dbId: string): Promise<string | undefined>;
+  /** Locations of the database's group whose replicas other nodes keep. */
+  remoteLocations(dbId: string): string[];
+  /** Has the replica of `dbId` in `location`, kept by another node, pull now. */
+  notify(dbId: string, location: string): void;
 }
 
 const key = (dbId: string, location: string) => `${dbId}/${location}`;
@@ -45,13 +60,22 @@ export class ReplicationManager implements ReplicaPort {
   private readonly commits = new Map<string, Array<{ index: number; at: number; seen: Set<string> }>>();
   /** Locations whose replicas are paused: they report down and don't pull until resumed. */
   private readonly paused = new Set<string>();
+  /** Replicas here whose primary is on another node: nobody here tells them about commits. */
+  private readonly remoteFollowers = new Map<string, string>();
+  private poller: NodeJS.Timeout | undefined;
   readonly lag = new LagStats();
 
   constructor(
     private readonly deps: ReplicationParts,
     /** Base URL replicas sync from (known once the server listens). */
     private readonly sourceUrl: () => string,
-  ) {}
+  ) {
+    if (deps.peers) {
+      // Catches up after a broken link or a missed notification (the primary's node was down).
+      this.poller = setInterval(() => this.pollRemote(), deps.remotePollMs ?? 1000);
+      this.poller.unref();
+    }
+  }
 
   /** Replica reads: a read statement on the replica of `dbId` in `location`. */
   query(dbId: string, location: string, sql: string, args: unknown): Promise<ReplicaRows> {
@@ -59,6 +83,11 @@ export class ReplicationManager implements ReplicaPort {
   }
 
   async ensure(dbId: string, location: string): Promise<void> {
+    // Another node keeps that location's replicas: it builds this one when told.
+    if (this.elsewhere(location)) {
+      this.deps.peers?.notify(dbId, location);
+      return;
+    }
     await this.worker(location).open(key(dbId, location), await this.spec(dbId, location));
     this.place(dbId, location);
   }
@@ -74,11 +103,24 @@ export class ReplicationManager implements ReplicaPort {
 
   /** A replica pulls what its primary committed while it wasn't following (a stop, a crash). */
   catchUp(dbId: string, location: string): void {
-    this.pull(dbId, location);
+    if (this.placements.get(dbId)?.has(location)) {
+      this.pull(dbId, location);
+      return;
+    }
+    // Told by another node about a database it made after this node's location joined the group.
+    this.ensure(dbId, location).catch((e: unknown) =>
+      this.deps.log.warn({ err: e, dbId, location }, "could not build a replica of another node's primary"),
+    );
   }
 
   async drop(dbId: string, location: string): Promise<void> {
+    // Told, the other node finds the database or the location gone and drops its replica.
+    if (this.elsewhere(location)) {
+      this.deps.peers?.notify(dbId, location);
+      return;
+    }
     this.placements.get(dbId)?.delete(location);
+    this.remoteFollowers.delete(key(dbId, location));
     this.observed.delete(key(dbId, location));
     await this.worker(location).drop(key(dbId, location), this.deps.files.path(location, dbId));
   }
@@ -157,11 +199,12 @@ export class ReplicationManager implements ReplicaPort {
   /** After a commit on a primary: every replica of it pulls now. */
   onCommit(e: CommitEvent): void {
     const dbId = dbIdOf(e.path);
-    const locations = this.placements.get(dbId);
-    if (!locations || locations.size === 0) return;
+    const here = this.placements.get(dbId) ?? new Set<string>();
+    const locations = [...here, ...(this.deps.peers?.remoteLocations(dbId) ?? [])];
+    if (locations.length === 0) return;
     const list = this.commits.get(dbId) ?? [];
     list.push({ index: e.index, at: e.at, seen: new Set() });
-    while (list.length > 1000 || (list[0] && list[0].seen.size >= locations.size)) list.shift();
+    while (list.length > 1000 || (list[0] && list[0].seen.size >= locations.length)) list.shift();
     this.commits.set(dbId, list);
     for (const location of locations) this.pull(dbId, location);
   }
@@ -179,6 +222,7 @@ export class ReplicationManager implements ReplicaPort {
   }
 
   async close(): Promise<void> {
+    if (this.poller) clearInterval(this.poller);
     await Promise.all([...this.workers.values()].map((w) => w.stop()));
     for (const list of this.waiters.values()) for (const w of list) clearTimeout(w.timer);
     this.waiters.clear();
@@ -186,6 +230,11 @@ export class ReplicationManager implements ReplicaPort {
 
   private pull(dbId: string, location: string): void {
     if (this.paused.has(location)) return;
+    if (this.elsewhere(location)) {
+      // Another node keeps this replica: tell it; its sync requests to us report its progress.
+      this.deps.peers?.notify(dbId, location);
+      return;
+    }
     this.worker(location)
       .sync(key(dbId, location))
       .catch((e: unknown) => {
@@ -206,10 +255,34 @@ export class ReplicationManager implements ReplicaPort {
       .catch((e: unknown) => this.deps.log.error({ err: e, dbId, location }, "could not rebuild a replica"));
   }
 
+  private elsewhere(location: string): boolean {
+    return this.deps.peers !== undefined && !this.deps.peers.holds(location);
+  }
+
+  /**
+   * Each replica following another node's primary pulls; one whose primary moved (the node came
+   * back at another address, or another location took over) is pointed at where it is now first.
+   */
+  private pollRemote(): void {
+    for (const [k, url] of this.remoteFollowers) {
+      const [dbId, location] = k.split("/") as [string, string];
+      this.deps.peers
+        ?.primaryUrl(dbId)
+        .then(async (now) => {
+          if (now !== url) await this.adopt(dbId, location);
+          this.pull(dbId, location);
+        })
+        .catch((e: unknown) => this.deps.log.debug({ err: e, dbId, location }, "could not find a primary"));
+    }
+  }
+
   private async spec(dbId: string, location: string): Promise<ReplicaSpec> {
+    const remote = await this.deps.peers?.primaryUrl(dbId);
+    if (remote) this.remoteFollowers.set(key(dbId, location), remote);
+    else this.remoteFollowers.delete(key(dbId, location));
     return {
       path: this.deps.files.path(location, dbId),
-      syncUrl: `${this.sourceUrl()}/replication/${dbId}`,
+      syncUrl: `${remote ?? this.sourceUrl()}/replication/${dbId}`,
       token: await mintReplicationToken(this.deps, dbId, location),
     };
   }

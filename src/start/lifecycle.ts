@@ -116,7 +116,9 @@ async function serve(
   let pending: Awaited<ReturnType<typeof reconcileBeforeServing>>;
   try {
     // Locations this node offers: the catalogue's, and any it has files for from earlier runs.
-    const offered = [...new Set([...config.locations.map((l) => l.code), ...parts.files.locations()])];
+    // (SHOAL_NODE_LOCATIONS narrows the catalogue, so each machine of a layout holds its own.)
+    const catalogue = config.nodeLocations ?? config.locations.map((l) => l.code);
+    const offered = [...new Set([...catalogue, ...parts.files.locations()])];
     await node.join(config.nodeUrl ?? `http://${reachable}:${port}`, config.version, offered, answersHealth);
     // Before serving: existing replicas go to their location's worker, orphans are swept. Only the
     // locations this node holds are reconciled; the others are their holders' to check.

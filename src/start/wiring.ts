@@ -11,6 +11,7 @@ import { ConnectionPool } from "../engine/pool.js";
 import { ContentBuilder } from "../hosting/content-builder.js";
 import { DatabaseDirectory } from "../hosting/directory.js";
 import { InstanceLifecycle } from "../hosting/instance-lifecycle.js";
+import { NodePeers } from "../hosting/node-peers.js";
 import { SchemaPropagation } from "../hosting/schema-propagation.js";
 import { UploadInstaller } from "../hosting/upload-installer.js";
 import { UsageMeter } from "../hosting/usage-meter.js";
@@ -52,6 +53,8 @@ export interface Parts {
   replicas: ReplicationManager;
   /** This process among the nodes sharing the store, with the locations it holds. */
   placement: LocalNode;
+  /** The other nodes: where their locations are served, and node-to-node calls. */
+  peers: NodePeers;
   instances: InstanceLifecycle;
   content: ContentBuilder;
   schema: SchemaPropagation;
@@ -80,6 +83,29 @@ function engineParts(config: Config) {
   return { files, frameLogs, pool, dumps: new DumpFiles(path.join(config.dataDir, "dumps")) };
 }
 
+/** This process among the nodes, and its view of the others. */
+function nodeParts(
+  store: Store,
+  log: Logger,
+  clock: Clock,
+  nodeId: string,
+  key: SigningKey,
+  directory: DatabaseDirectory,
+) {
+  const placement = new LocalNode(store, systemClock, log, nodeId);
+  const peers = new NodePeers({
+    store,
+    key,
+    clock,
+    log,
+    nodeId,
+    holds: (l) => placement.holds(l),
+    peek: (id) => directory.peek({ id }),
+    find: (id) => directory.find({ id }),
+  });
+  return { placement, peers };
+}
+
 /**
  * Builds every part over an open store, each after what it needs: nothing is filled in later.
  * Nothing listens and no timer starts here. The one value known only later, the address replicas
@@ -97,14 +123,14 @@ export async function wire(config: Config, store: Store, log: Logger): Promise<W
   const directory = new DatabaseDirectory(store);
   const meter = new UsageMeter(store, systemClock, log, (location, dbId) => files.sizeOf(location, dbId));
   const tokenVerifier = new DbTokenVerifier({ dbTokenKey, apiTokenKey, clock });
+  const nodeId = config.nodeId ?? (await loadOrCreateNodeId(config.dataDir));
+  const { placement, peers } = nodeParts(store, log, clock, nodeId, dbTokenKey, directory);
   let sourceUrl = "";
   const replicas = new ReplicationManager(
-    { files, frameLogs, directory, dbTokenKey, clock, log },
+    { files, frameLogs, directory, dbTokenKey, clock, log, peers },
     () => sourceUrl,
   );
   frameLogs.onCommit((e) => replicas.onCommit(e));
-  const nodeId = config.nodeId ?? (await loadOrCreateNodeId(config.dataDir));
-  const placement = new LocalNode(store, systemClock, log, nodeId);
   const instances = new InstanceLifecycle({ store, files, pool, frameLogs, replicas, directory, log });
   const services = {
     instances,
@@ -149,6 +175,7 @@ export async function wire(config: Config, store: Store, log: Logger): Promise<W
     tokenVerifier,
     replicas,
     placement,
+    peers,
     ...services,
     readiness,
   };

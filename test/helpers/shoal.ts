@@ -47,6 +47,9 @@ export function testConfig(dataDir: string, overrides: Partial<Config> = {}): Co
     nodeId: undefined,
     nodeUrl: undefined,
     trustedProxies: [],
+    nodeLocations: undefined,
+    primaryLeaseMs: 10_000,
+    failoverAfterMs: 0,
     ...overrides,
   };
 }
