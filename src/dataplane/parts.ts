@@ -25,4 +25,6 @@ export interface DataPlaneParts extends DataAccessPorts {
   version: string;
   /** The other nodes sharing the store (absent: this node serves alone). */
   peers?: DataPlanePeers;
+  /** Whether this node holds the lease of a group's primary (absent: always). */
+  leases?: { mayWrite(groupId: string): boolean; acquire(groupId: string): Promise<boolean> };
 }

@@ -60,6 +60,10 @@ export class NodePeers {
     return url;
   }
 
+  async primaryLocation(dbId: string): Promise<string | undefined> {
+    return (await this.parts.find(dbId))?.primary_location;
+  }
+
   /** Base URL of the node serving a database's primary (undefined: this node). */
   async primaryUrl(dbId: string): Promise<string | undefined> {
     const db = await this.parts.find(dbId);

@@ -35,6 +35,8 @@ export interface ReplicaPeers {
   holds(location: string): boolean;
   /** Base URL of the node serving the database's primary; undefined when it is this node. */
   primaryUrl(dbId: string): Promise<string | undefined>;
+  /** The database's primary location (undefined: no such database). */
+  primaryLocation(dbId: string): Promise<string | undefined>;
   /** Locations of the database's group whose replicas other nodes keep. */
   remoteLocations(dbId: string): string[];
   /** Has the replica of `dbId` in `location`, kept by another node, pull now. */
@@ -61,7 +63,7 @@ export class ReplicationManager implements ReplicaPort {
   /** Locations whose replicas are paused: they report down and don't pull until resumed. */
   private readonly paused = new Set<string>();
   /** Replicas here whose primary is on another node: nobody here tells them about commits. */
-  private readonly remoteFollowers = new Map<string, string>();
+  private readonly remoteFollowers = new Map<string, { url: string; primary: string | undefined }>();
   private poller: NodeJS.Timeout | undefined;
   readonly lag = new LagStats();
 
@@ -123,6 +125,23 @@ export class ReplicationManager implements ReplicaPort {
     this.remoteFollowers.delete(key(dbId, location));
     this.observed.delete(key(dbId, location));
     await this.worker(location).drop(key(dbId, location), this.deps.files.path(location, dbId));
+  }
+
+  /**
+   * Lets go of a replica whose file becomes a primary (a failover to its location): closed and
+   * forgotten, its files left in place.
+   */
+  async release(dbId: string, location: string): Promise<void> {
+    this.placements.get(dbId)?.delete(location);
+    this.observed.delete(key(dbId, location));
+    this.remoteFollowers.delete(key(dbId, location));
+    await this.worker(location).release(key(dbId, location));
+  }
+
+  /** Forgets what replicas of `dbId` reported, when its primary moved (indexes start again). */
+  forgetProgress(dbId: string): void {
+    for (const k of [...this.observed.keys()]) if (k.startsWith(`${dbId}/`)) this.observed.delete(k);
+    this.commits.delete(dbId);
   }
 
   /**
@@ -249,7 +268,8 @@ export class ReplicationManager implements ReplicaPort {
       });
   }
 
-  private rebuild(dbId: string, location: string): void {
+  /** Drops a replica and builds it again from its primary (one that follows another history). */
+  rebuild(dbId: string, location: string): void {
     this.drop(dbId, location)
       .then(() => this.ensure(dbId, location))
       .catch((e: unknown) => this.deps.log.error({ err: e, dbId, location }, "could not rebuild a replica"));
@@ -264,12 +284,20 @@ export class ReplicationManager implements ReplicaPort {
    * back at another address, or another location took over) is pointed at where it is now first.
    */
   private pollRemote(): void {
-    for (const [k, url] of this.remoteFollowers) {
+    const peers = this.deps.peers;
+    for (const [k, was] of this.remoteFollowers) {
       const [dbId, location] = k.split("/") as [string, string];
-      this.deps.peers
-        ?.primaryUrl(dbId)
-        .then(async (now) => {
-          if (now !== url) await this.adopt(dbId, location);
+      Promise.all([peers?.primaryUrl(dbId), peers?.primaryLocation(dbId)])
+        .then(async ([url, primary]) => {
+          if (primary !== was.primary) {
+            // Another location took over: its history isn't the one this replica followed.
+            this.deps.log.info(
+              { dbId, location, primary },
+              "the primary moved; building the replica again from it",
+            );
+            return this.rebuild(dbId, location);
+          }
+          if (url !== was.url) await this.adopt(dbId, location);
           this.pull(dbId, location);
         })
         .catch((e: unknown) => this.deps.log.debug({ err: e, dbId, location }, "could not find a primary"));
@@ -278,8 +306,10 @@ export class ReplicationManager implements ReplicaPort {
 
   private async spec(dbId: string, location: string): Promise<ReplicaSpec> {
     const remote = await this.deps.peers?.primaryUrl(dbId);
-    if (remote) this.remoteFollowers.set(key(dbId, location), remote);
-    else this.remoteFollowers.delete(key(dbId, location));
+    if (remote) {
+      const primary = await this.deps.peers?.primaryLocation(dbId);
+      this.remoteFollowers.set(key(dbId, location), { url: remote, primary });
+    } else this.remoteFollowers.delete(key(dbId, location));
     return {
       path: this.deps.files.path(location, dbId),
       syncUrl: `${remote ?? this.sourceUrl()}/replication/${dbId}`,

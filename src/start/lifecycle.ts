@@ -120,12 +120,17 @@ async function serve(
     const catalogue = config.nodeLocations ?? config.locations.map((l) => l.code);
     const offered = [...new Set([...catalogue, ...parts.files.locations()])];
     await node.join(config.nodeUrl ?? `http://${reachable}:${port}`, config.version, offered, answersHealth);
+    // A primary that failed over while this node was down comes back as a replica, never a primary;
+    // the leases of the primaries it still serves are taken before any write is accepted.
+    await parts.failover.demoteFormerPrimaries([...node.locations]);
+    await parts.leases.start();
     // Before serving: existing replicas go to their location's worker, orphans are swept. Only the
     // locations this node holds are reconciled; the others are their holders' to check.
     pending = await reconcileBeforeServing(parts, { holds: (l) => node.holds(l), startedAt: at.startedAt });
   } catch (e) {
     dataPlane.close();
     await jobs.stop();
+    await parts.leases.stop();
     await parts.replicas.close();
     await node.leave();
     await parts.store.close();
@@ -164,6 +169,7 @@ async function shutdown(
   await drained;
   await reconciled;
   await jobs.stop();
+  await parts.leases.stop();
   await parts.replicas.close();
   await parts.pool.closeAll();
   await parts.placement.leave();

@@ -10,8 +10,10 @@ import { InstanceFiles } from "../engine/instance-files.js";
 import { ConnectionPool } from "../engine/pool.js";
 import { ContentBuilder } from "../hosting/content-builder.js";
 import { DatabaseDirectory } from "../hosting/directory.js";
+import { Failover, type FailoverParts } from "../hosting/failover.js";
 import { InstanceLifecycle } from "../hosting/instance-lifecycle.js";
 import { NodePeers } from "../hosting/node-peers.js";
+import { PrimaryLeases } from "../hosting/primary-leases.js";
 import { SchemaPropagation } from "../hosting/schema-propagation.js";
 import { UploadInstaller } from "../hosting/upload-installer.js";
 import { UsageMeter } from "../hosting/usage-meter.js";
@@ -55,6 +57,9 @@ export interface Parts {
   placement: LocalNode;
   /** The other nodes: where their locations are served, and node-to-node calls. */
   peers: NodePeers;
+  /** The leases of the primaries this node serves (the write fence). */
+  leases: PrimaryLeases;
+  failover: Failover;
   instances: InstanceLifecycle;
   content: ContentBuilder;
   schema: SchemaPropagation;
@@ -81,6 +86,31 @@ function engineParts(config: Config) {
   });
   const files = new InstanceFiles(path.join(config.dataDir, "locations"));
   return { files, frameLogs, pool, dumps: new DumpFiles(path.join(config.dataDir, "dumps")) };
+}
+
+/** The leases of this node's primaries, and failover, which moves and fences them. */
+function primaryParts(
+  config: Config,
+  p: Omit<FailoverParts, "nodeId" | "holds" | "leaseMs" | "leases"> & { placement: LocalNode },
+) {
+  const failover: Failover = new Failover({
+    ...p,
+    nodeId: p.placement.nodeId,
+    holds: (l) => p.placement.holds(l),
+    leaseMs: config.primaryLeaseMs,
+    leases: () => leases,
+  });
+  const leases: PrimaryLeases = new PrimaryLeases({
+    store: p.store,
+    log: p.log,
+    nodeId: p.placement.nodeId,
+    locations: () => p.placement.locations,
+    leaseMs: config.primaryLeaseMs,
+    failoverAfterMs: config.failoverAfterMs,
+    lost: (groupId) => failover.demote(groupId),
+    failover: (groupId, location, reason) => failover.promote(groupId, location, reason),
+  });
+  return { leases, failover };
 }
 
 /** This process among the nodes, and its view of the others. */
@@ -131,7 +161,9 @@ export async function wire(config: Config, store: Store, log: Logger): Promise<W
     () => sourceUrl,
   );
   frameLogs.onCommit((e) => replicas.onCommit(e));
-  const instances = new InstanceLifecycle({ store, files, pool, frameLogs, replicas, directory, log });
+  const engine = { store, files, pool, frameLogs, replicas, directory, log };
+  const instances = new InstanceLifecycle(engine);
+  const primaries = primaryParts(config, { ...engine, placement });
   const services = {
     instances,
     content: new ContentBuilder({ files, pool, frameLogs, dumps, clock }),
@@ -176,6 +208,7 @@ export async function wire(config: Config, store: Store, log: Logger): Promise<W
     replicas,
     placement,
     peers,
+    ...primaries,
     ...services,
     readiness,
   };

@@ -34,6 +34,12 @@ export interface StreamServices {
   limits: StreamLimits;
   /** Resolves an `ATTACH` target: a database of the same organization, by name. */
   resolveAttach(access: DataAccess, name: string): Promise<AttachTarget | undefined>;
+  /** Whether this node may write to the database's primary now (its lease; see hosting/primary-leases.ts). */
+  fence?: {
+    mayWrite(database: DataAccess["database"]): boolean;
+    /** Renews the leases; throws when this node still may not write. */
+    acquire(database: DataAccess["database"]): Promise<void>;
+  };
   /** Told, on the committing connection, about each committed transaction of a schema database that ran DDL. */
   schemaChanged?(access: DataAccess, conn: EngineConnection, statements: string[]): void;
 }
@@ -186,6 +192,14 @@ export class HranaStream implements SqlStream {
       if ("attach" in verdict) return this.attachThenRun(verdict, args, wantRows);
       p = this.prepare(verdict.sql);
     }
+    // Fencing: every write, and the commit that makes writes durable, needs the primary's lease.
+    const fence = this.services.fence;
+    if (
+      fence &&
+      (!p.readonly || (p.info.kind === "commit" && this.holdsLock)) &&
+      !fence.mayWrite(this.access.database)
+    )
+      return fence.acquire(this.access.database).then(() => this.run(sql, args, wantRows));
     // Once the lock is held, prepare again: another stream may have changed the schema meanwhile.
     if (!p.readonly && !this.holdsLock) return this.takeLock().then(() => this.run(sql, args, wantRows));
     return this.exec(conn, p, args, wantRows);
