@@ -14,6 +14,7 @@ import { backupBenchmark } from "./backup.js";
 import { batchBenchmark } from "./batch.js";
 import { dataPlaneBenchmark } from "./dataplane.js";
 import { encryptionBenchmark } from "./encryption.js";
+import { nodesBenchmark } from "./nodes.js";
 import { replicationBenchmark } from "./replication.js";
 import { scaleBenchmark } from "./scale.js";
 import { syncBenchmark } from "./sync.js";
@@ -33,6 +34,7 @@ const benchmarks: Record<string, (o: { quick: boolean }) => Promise<Record<strin
   sync: syncBenchmark,
   encryption: encryptionBenchmark,
   backup: backupBenchmark,
+  nodes: nodesBenchmark,
 };
 
 if (only !== undefined && !(only in benchmarks)) {

@@ -107,6 +107,8 @@ export class Failover {
    */
   async demote(groupId: string, replicasToo = true): Promise<void> {
     const { store, files, log } = this.parts;
+    // Replicas built below must follow the new primary: no cached record may still name this node.
+    this.parts.directory.invalidate();
     const found = await store.read(async (r) => ({
       dbIds: await r.databases.idsInGroup(groupId),
       locations: (await r.groups.locationsOf([groupId])).get(groupId) ?? [],

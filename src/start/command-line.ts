@@ -47,6 +47,9 @@ Settings (README.md, "Settings", says what each does):
   SHOAL_USAGE_FLUSH_INTERVAL_MS      1000
   SHOAL_NODE_ID                      kept in <data>/node-id
   SHOAL_NODE_URL                     the address it listens on
+  SHOAL_NODE_LOCATIONS               the whole catalogue
+  SHOAL_PRIMARY_LEASE_MS             10000
+  SHOAL_FAILOVER_AFTER_MS            0 (off)
   SHOAL_TRUSTED_PROXIES              none
 
 Exit codes: 0 stopped cleanly; 1 could not start for now (port in use, store unreachable) or

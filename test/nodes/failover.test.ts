@@ -144,4 +144,25 @@ describe("failover between two nodes", () => {
     ).toBe(true);
     expect(await rows(primaryAt(a), token, "SELECT count(*) FROM t WHERE v = 'stale'")).toEqual([[0]]);
   });
+
+  it("fails over by itself once the primary's lease has run out for SHOAL_FAILOVER_AFTER_MS", async () => {
+    b.proc.kill("SIGKILL");
+    await b.exited;
+    b = await cluster.start("node-b", WEST, { ...LEASE, SHOAL_FAILOVER_AFTER_MS: "500" });
+    await run(primaryAt(a), token, "INSERT INTO t (v) VALUES ('before the crash')");
+    await within(3000, async () => {
+      expect(await rows(atB(), token, "SELECT count(*) FROM t WHERE v = 'before the crash'")).toEqual([[1]]);
+    });
+    a.proc.kill("SIGKILL");
+    await a.exited;
+    // The lease (2 s) runs out, then 0.5 s more, then B's next lease round (every 2/3 s) takes over.
+    await within(8000, async () => {
+      await run(primaryAt(b), token, "INSERT INTO t (v) VALUES ('after automatic failover')");
+    });
+    expect(await rows(primaryAt(b), token, "SELECT count(*) FROM t WHERE v = 'before the crash'")).toEqual([
+      [1],
+    ]);
+    const g = await api(b).get(`/v1/organizations/${org}/groups/g`);
+    expect(g.body.group.primary).toBe(WEST);
+  });
 });

@@ -10,4 +10,9 @@ export const adminMatrix: Record<string, MatrixEntry> = {
   "DELETE /v1/admin/users/{username}": { kind: "admin", path: () => "/v1/admin/users/nobody-here" },
   "GET /v1/admin/nodes": { kind: "admin", path: () => "/v1/admin/nodes" },
   "DELETE /v1/admin/nodes/{node}": { kind: "admin", path: () => "/v1/admin/nodes/no-such-node" },
+  "POST /v1/admin/groups/{organizationName}/{groupName}/failover": {
+    kind: "admin",
+    path: () => "/v1/admin/groups/no-such-org/g/failover",
+    body: { location: "aws-us-east-1" },
+  },
 };
