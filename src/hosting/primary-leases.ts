@@ -105,37 +105,23 @@ export class PrimaryLeases {
     const sentAt = performance.now();
     const now = Date.now();
     const expires = new Date(now + leaseMs).toISOString();
-    const rows = await store.read((r) => r.leases.primariesIn([...this.parts.locations()]));
+    const locations = [...this.parts.locations()];
+    const rows = await store.read((r) => r.leases.primariesIn(locations));
+    // One statement renews every lease this node holds, however many groups it serves.
+    const renewed = await store.write((r) => r.leases.renewAll(nodeId, locations, expires));
+    const ours = new Map(renewed.map((l) => [l.group_id, l]));
     const seen = new Set<string>();
     for (const row of rows) {
       seen.add(row.group_id);
-      const mine = row.node_id === nodeId && row.location === row.primary_location;
-      if (mine && row.epoch !== null) {
-        const ok = await store.write((r) => r.leases.renew(row.group_id, row.epoch!, nodeId, expires));
-        if (ok) this.adopt(row.group_id, row.epoch, Date.parse(row.valid_from!), sentAt);
-        else this.held.delete(row.group_id);
+      const mine = ours.get(row.group_id);
+      if (mine && row.location === row.primary_location) {
+        this.adopt(row.group_id, mine.epoch, Date.parse(mine.valid_from), sentAt);
         continue;
       }
+      this.held.delete(row.group_id);
       // No lease yet, or another's that ran out (the location changed hands): take the next epoch.
       if (row.epoch === null || Date.parse(row.expires_at!) < now) {
-        const lease = {
-          group_id: row.group_id,
-          epoch: (row.epoch ?? 0) + 1,
-          location: row.primary_location,
-          node_id: nodeId,
-          valid_from: new Date(now).toISOString(),
-          expires_at: expires,
-          promoted_from: null,
-        };
-        const took = await store.write(async (r) => {
-          await r.groups.lock(row.group_id);
-          const current = await r.leases.find(row.group_id);
-          if (!current) await r.leases.insert(lease);
-          else if (current.epoch === row.epoch) await r.leases.replace(lease);
-          else return false;
-          return true;
-        });
-        if (took) this.adopt(row.group_id, lease.epoch, now, sentAt);
+        await this.take(row.group_id, row.epoch, row.primary_location, now, sentAt);
       }
     }
     for (const groupId of [...this.held.keys()]) {
@@ -147,6 +133,28 @@ export class PrimaryLeases {
       );
       await this.parts.lost(groupId);
     }
+  }
+
+  /** Takes the next epoch of a group's lease (none yet, or the last one ran out). */
+  private async take(groupId: string, epoch: number | null, location: string, now: number, sentAt: number) {
+    const lease = {
+      group_id: groupId,
+      epoch: (epoch ?? 0) + 1,
+      location,
+      node_id: this.parts.nodeId,
+      valid_from: new Date(now).toISOString(),
+      expires_at: new Date(now + this.parts.leaseMs).toISOString(),
+      promoted_from: null,
+    };
+    const took = await this.parts.store.write(async (r) => {
+      await r.groups.lock(groupId);
+      const current = await r.leases.find(groupId);
+      if (!current) await r.leases.insert(lease);
+      else if (current.epoch === epoch) await r.leases.replace(lease);
+      else return false;
+      return true;
+    });
+    if (took) this.adopt(groupId, lease.epoch, now, sentAt);
   }
 
   /** Automatic failover: a group whose primary's lease ran out long enough ago moves here. */

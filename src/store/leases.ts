@@ -65,6 +65,20 @@ export function leasesRepo(ex: Executor) {
         .executeTakeFirst();
       return Number(r.numUpdatedRows) > 0;
     },
+    /**
+     * Extends, in one statement, every lease `nodeId` holds for a location among `locations`;
+     * returns the groups and epochs renewed (a lease another node took over is not among them).
+     */
+    renewAll: async (nodeId: string, locations: readonly string[], expiresAt: string) => {
+      if (locations.length === 0) return [];
+      return db
+        .updateTable("primary_leases")
+        .set({ expires_at: expiresAt })
+        .where("node_id", "=", nodeId)
+        .where("location", "in", [...locations])
+        .returning(["group_id", "epoch", "valid_from"])
+        .execute();
+    },
     /** Replaces the lease with the next epoch's (the caller holds the group's row lock). */
     replace: (row: LeaseRow) =>
       db
