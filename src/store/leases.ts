@@ -3,8 +3,8 @@ import type { PrimaryLeasesTable } from "./schema.js";
 
 export type LeaseRow = PrimaryLeasesTable;
 
-/** The leases of groups' primaries (migration 0012). Times are ISO strings, as everywhere. */
-export function leasesRepo(ex: Executor) {
+/** Finding leases, and the groups a node must lease or may take over. */
+function leaseReads(ex: Executor) {
   const { db } = ex;
   return {
     find: (groupId: string) =>
@@ -48,6 +48,13 @@ export function leasesRepo(ex: Executor) {
         .orderBy("group_locations.position")
         .execute();
     },
+  };
+}
+
+/** Taking, renewing and moving leases. */
+function leaseWrites(ex: Executor) {
+  const { db } = ex;
+  return {
     insert: (row: LeaseRow) =>
       db
         .insertInto("primary_leases")
@@ -96,6 +103,11 @@ export function leasesRepo(ex: Executor) {
     setPrimaryLocation: (groupId: string, location: string) =>
       db.updateTable("groups").set({ primary_location: location }).where("id", "=", groupId).execute(),
   };
+}
+
+/** The leases of groups' primaries (migration 0012). Times are ISO strings, as everywhere. */
+export function leasesRepo(ex: Executor) {
+  return { ...leaseReads(ex), ...leaseWrites(ex) };
 }
 
 export type LeasesRepo = ReturnType<typeof leasesRepo>;
