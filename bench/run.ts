@@ -15,6 +15,7 @@ import { batchBenchmark } from "./batch.js";
 import { commitLogBenchmark } from "./commit-log.js";
 import { dataPlaneBenchmark } from "./dataplane.js";
 import { encryptionBenchmark } from "./encryption.js";
+import { nodesBenchmark } from "./nodes.js";
 import { proxyBenchmark } from "./proxy.js";
 import { replicationBenchmark } from "./replication.js";
 import { scaleBenchmark } from "./scale.js";
@@ -37,6 +38,7 @@ const benchmarks: Record<string, (o: { quick: boolean }) => Promise<Record<strin
   encryption: encryptionBenchmark,
   backup: backupBenchmark,
   proxy: proxyBenchmark,
+  nodes: nodesBenchmark,
 };
 
 if (only !== undefined && !(only in benchmarks)) {

@@ -85,6 +85,12 @@ export interface Config {
   headersTimeoutMs: number;
   /** A SQL request's body must arrive within this many milliseconds. */
   bodyTimeoutMs: number;
+  /** Locations this node offers to hold (codes of the catalogue); unset: the whole catalogue. */
+  nodeLocations: readonly string[] | undefined;
+  /** How long a primary's lease in the store lasts without renewal, in milliseconds. */
+  primaryLeaseMs: number;
+  /** A group whose primary's lease ran out this long ago fails over by itself; 0: never. */
+  failoverAfterMs: number;
 }
 
 const CODE = /^[a-z0-9][a-z0-9-]{0,62}$/;
@@ -220,6 +226,18 @@ const EnvSchema = z.object({
   SHOAL_MAX_STREAMS_PER_WEBSOCKET: wholeNumber(1, 100_000).default(128),
   SHOAL_HEADERS_TIMEOUT_MS: wholeNumber(1000, 3_600_000).default(10_000),
   SHOAL_BODY_TIMEOUT_MS: wholeNumber(1000, 3_600_000).default(30_000),
+  SHOAL_NODE_LOCATIONS: z
+    .string()
+    .transform((text) =>
+      text
+        .split(",")
+        .map((c) => c.trim())
+        .filter((c) => c !== ""),
+    )
+    .pipe(z.array(z.string().regex(CODE, "location codes separated by commas")).min(1))
+    .optional(),
+  SHOAL_PRIMARY_LEASE_MS: wholeNumber(1000, 3_600_000).default(10_000),
+  SHOAL_FAILOVER_AFTER_MS: wholeNumber(0, 86_400_000).default(0),
   SHOAL_NODE_URL: z
     .string()
     .regex(/^https?:\/\/[^/\s]+\/?$/, "a base URL such as http://10.0.0.5:8080")
@@ -243,6 +261,13 @@ export function loadConfig(env: NodeJS.ProcessEnv, version: string): Config {
     throw new Error(`invalid configuration:\n  ${lines.join("\n  ")}`);
   }
   const e = parsed.data;
+  const catalogue = new Set((e.SHOAL_LOCATIONS ?? DEFAULT_LOCATIONS).map((l) => l.code));
+  const unknown = (e.SHOAL_NODE_LOCATIONS ?? []).filter((c) => !catalogue.has(c));
+  if (unknown.length > 0) {
+    throw new Error(
+      `invalid configuration:\n  SHOAL_NODE_LOCATIONS: ${unknown.join(", ")} not in the catalogue (SHOAL_LOCATIONS)`,
+    );
+  }
   return Object.freeze({
     host: e.SHOAL_HOST,
     port: e.SHOAL_PORT,
@@ -279,5 +304,8 @@ export function loadConfig(env: NodeJS.ProcessEnv, version: string): Config {
     maxStreamsPerWebSocket: e.SHOAL_MAX_STREAMS_PER_WEBSOCKET,
     headersTimeoutMs: e.SHOAL_HEADERS_TIMEOUT_MS,
     bodyTimeoutMs: e.SHOAL_BODY_TIMEOUT_MS,
+    nodeLocations: e.SHOAL_NODE_LOCATIONS && Object.freeze(e.SHOAL_NODE_LOCATIONS),
+    primaryLeaseMs: e.SHOAL_PRIMARY_LEASE_MS,
+    failoverAfterMs: e.SHOAL_FAILOVER_AFTER_MS,
   });
 }

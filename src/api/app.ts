@@ -20,6 +20,7 @@ import { databaseSettingsRoutes } from "./routes/database-settings.js";
 import { databaseTokenRoutes } from "./routes/database-tokens.js";
 import { databaseRoutes } from "./routes/databases.js";
 import { dumpRoutes } from "./routes/dumps.js";
+import { failoverRoutes } from "./routes/failover.js";
 import { groupRoutes } from "./routes/groups.js";
 import { healthRoutes } from "./routes/health.js";
 import { instanceRoutes } from "./routes/instances.js";
@@ -54,6 +55,7 @@ export const ALL_ROUTES: readonly Route[] = [
   ...adminUserRoutes,
   ...nodeRoutes,
   ...backupRoutes,
+  ...failoverRoutes,
   ...auditLogRoutes,
   ...planRoutes,
   ...billingRoutes,

@@ -2,6 +2,7 @@ import type { IncomingMessage, ServerResponse } from "node:http";
 import type { Duplex } from "node:stream";
 import { clientAddressResolver } from "./client-address.js";
 import { Forwarder } from "./forward/forwarder.js";
+import { HranaError } from "./hrana/errors.js";
 import { HttpStreams } from "./hrana/http-streams.js";
 import type { LocationServices } from "./hrana/location-stream.js";
 import { ResponseBytes, type ResponseLimits } from "./hrana/response-budget.js";
@@ -48,6 +49,9 @@ export function createDataPlane(deps: DataPlaneParts, settings: DataPlaneSetting
     observe: (dbId, location, index) => deps.replicas.observe(dbId, location, index),
     replicas: deps.replicas,
     readYourWritesMs: settings.txnTimeoutMs,
+    holds: (location) => deps.placement.holds(location),
+    ...(deps.leases ? { fence: fenceOf(deps.leases) } : {}),
+    ...(deps.peers ? { peers: deps.peers } : {}),
     meter: deps.meter,
     limits: { txnTimeoutMs: settings.txnTimeoutMs, lockWaitMs: settings.lockWaitMs },
     // One database may never hold more than half the connections the server can open.
@@ -103,6 +107,20 @@ export function createDataPlane(deps: DataPlaneParts, settings: DataPlaneSetting
       ws.closeAll();
       forward.closeAll();
       streams.closeAll();
+    },
+  };
+}
+
+/** The write fence over this node's leases (see hosting/primary-leases.ts). */
+function fenceOf(leases: NonNullable<DataPlaneParts["leases"]>): NonNullable<StreamServices["fence"]> {
+  return {
+    mayWrite: (database) => leases.mayWrite(database.group_id),
+    async acquire(database) {
+      if (await leases.acquire(database.group_id)) return;
+      throw new HranaError(
+        "PRIMARY_NOT_LEASED",
+        "this node doesn't hold the lease of this database's primary (it moved in a failover, or the store can't be reached to renew it): nothing was written",
+      );
     },
   };
 }

@@ -33,6 +33,7 @@ import {
 import { cipherHeader, keyHeader } from "./key-header.js";
 import type { DataPlaneParts } from "./parts.js";
 import { type PullServices, pullUpdates } from "./pull/pull-updates.js";
+import { notifyReplica } from "./replica-notify.js";
 import { noteStatements } from "./request-log.js";
 import type { DataRoute } from "./routing.js";
 import { type SyncServices, syncExport, syncFrames, syncInfo } from "./sync.js";
@@ -105,6 +106,8 @@ export class HranaHttp {
       res.end();
       return;
     }
+    if (method === "POST" && path === "/notify" && "id" in route.locator)
+      return notifyReplica(req, res, route.locator.id, this.deps);
     if (method === "POST" && (path === "/v2/pipeline" || path === "/v3/pipeline"))
       return this.pipeline(req, res, route);
     if (method === "POST" && path === "/v3/cursor") return this.cursor(req, res, route);
@@ -152,17 +155,26 @@ export class HranaHttp {
     sendError(res, 404, "NOT_FOUND", `no such data-plane route: ${method} ${path}`);
   }
 
-  /** Access for a request, with the encryption key its header brings (required for an encrypted database). */
-  private access(req: IncomingMessage, route: DataRoute, needKey = true): DataAccess | Promise<DataAccess> {
+  /**
+   * Access for a request, with the encryption key its header brings (required for an encrypted
+   * database). `at`: the location asked for, for requests a node may serve from that location's
+   * replica.
+   */
+  private access(
+    req: IncomingMessage,
+    route: DataRoute,
+    needKey = true,
+    at?: string,
+  ): DataAccess | Promise<DataAccess> {
     const token = bearer(req.headers.authorization);
     const peer = this.clientAddress(req);
     const key = keyHeader(req);
     const named = cipherHeader(req);
     const unlock = (a: DataAccess) =>
       needKey || key !== undefined ? unlockAccess(this.deps.keys, a, key, "http", named) : a;
-    const cached = openDataAccessCached(this.deps, route.locator, token, peer);
+    const cached = openDataAccessCached(this.deps, route.locator, token, peer, at);
     if (cached) return unlock(cached);
-    return openDataAccess(this.deps, route.locator, token, "sql", peer).then(unlock);
+    return openDataAccess(this.deps, route.locator, token, "sql", peer, at).then(unlock);
   }
 
   /**
@@ -198,7 +210,7 @@ export class HranaHttp {
     // The body is read from the start, as it arrives, while access is decided.
     const text = readBody(req, this.io.bodyTimeoutMs);
     text.catch(() => {});
-    const granted = this.access(req, route);
+    const granted = this.access(req, route, true, route.location);
     const a = granted instanceof Promise ? await granted : granted;
     if (a.replicaOf !== undefined)
       throw new ForbiddenError("a replication token only syncs", "AUTH_REPLICATION_ONLY");
@@ -236,7 +248,7 @@ export class HranaHttp {
   private async cursor(req: IncomingMessage, res: ServerResponse, route: DataRoute): Promise<void> {
     const text = readBody(req, this.io.bodyTimeoutMs);
     text.catch(() => {});
-    const a = await this.access(req, route);
+    const a = await this.access(req, route, true, route.location);
     if (a.replicaOf !== undefined)
       throw new ForbiddenError("a replication token only syncs", "AUTH_REPLICATION_ONLY");
     const body = await readJson(text);

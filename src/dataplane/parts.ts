@@ -10,6 +10,7 @@ import type { Logger } from "../lib/logger.js";
 import type { ShoalMetrics } from "../metrics/metrics.js";
 import type { HolderLookup } from "./forward/forwarder.js";
 import type { ClientProof } from "./forward/proof.js";
+import type { DataPlanePeers } from "./replica-notify.js";
 
 /**
  * What the data plane reaches, filled by `src/start/wiring.ts`: deciding access (a token against
@@ -33,4 +34,8 @@ export interface DataPlaneParts extends DataAccessPorts {
   holders: HolderLookup;
   /** Signs and checks the client address of requests one node forwards to another. */
   clientProof: ClientProof;
+  /** The other nodes sharing the store (absent: this node serves alone). */
+  peers?: DataPlanePeers;
+  /** Whether this node holds the lease of a group's primary (absent: always). */
+  leases?: { mayWrite(groupId: string): boolean; acquire(groupId: string): Promise<boolean> };
 }

@@ -92,9 +92,12 @@ export class HranaWsConnection {
     this.request(m.request_id, m.request);
   }
 
-  /** Access for the hello's token, with the upgrade's encryption key (checked on every request). */
+  /**
+   * Access for the hello's token, with the upgrade's encryption key (checked on every request); at
+   * the location asked for, which this node may serve from its replica though the primary is elsewhere.
+   */
   private async openAccess(): Promise<DataAccess> {
-    const access = await openDataAccess(this.deps, this.locator, this.jwt, "sql", this.peer);
+    const access = await openDataAccess(this.deps, this.locator, this.jwt, "sql", this.peer, this.location);
     return unlockAccess(this.deps.keys, access, this.keyText, "ws");
   }
 

@@ -71,6 +71,12 @@ export class LocationWorker {
     await this.call({ op: "drop", key, path });
   }
 
+  /** Closes a replica and forgets it, leaving its files. */
+  async release(key: string): Promise<void> {
+    this.specs.delete(key);
+    await this.call({ op: "release", key });
+  }
+
   /** Stops the worker (its replicas stay on disk); the next request starts it again. */
   async stop(): Promise<void> {
     const w = this.worker;

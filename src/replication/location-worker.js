@@ -5,7 +5,7 @@
  * kept current by libSQL's own sync client. It runs in a worker because opening a replica makes a
  * blocking request to the primary, which (on one node) answers on the main thread.
  *
- * Messages in: { id, op, ... } with op register | open | sync | query | drop | close-all.
+ * Messages in: { id, op, ... } with op register | open | sync | query | drop | release | close-all.
  * Messages out: { id, ok: true, result } or { id, ok: false, error }.
  *
  * It uses the driver's synchronous API: the promise API of libsql 0.5.29 passes its arguments to
@@ -103,6 +103,8 @@ function query(key, sql, args) {
 async function handle(m) {
   switch (m.op) {
     case "register":
+      // Its primary moved: the next use opens the replica again, following the new address.
+      if (known.get(m.key)?.syncUrl !== m.syncUrl) close(m.key);
       known.set(m.key, { path: m.path, syncUrl: m.syncUrl, token: m.token });
       return null;
     case "open":
@@ -122,6 +124,11 @@ async function handle(m) {
       if (path) for (const s of COMPANIONS) rmSync(path + s, { force: true });
       return null;
     }
+    case "release":
+      // The file stays (it becomes a primary's): only this worker lets go of it.
+      close(m.key);
+      known.delete(m.key);
+      return null;
     case "close-all":
       for (const key of [...open.keys()]) close(key);
       return null;

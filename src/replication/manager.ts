@@ -1,31 +1,18 @@
 import type { ReplicaPort } from "../domain/core/ports.js";
 import { mintReplicationToken } from "../domain/data-access/db-tokens.js";
-import type { DatabaseLookup } from "../domain/data-access/ports.js";
 import type { DatabaseKey } from "../engine/encryption/keys.js";
-import type { CommitEvent, FrameLogs } from "../engine/frame-logs.js";
-import type { InstanceFiles } from "../engine/instance-files.js";
-import type { Logger } from "../lib/logger.js";
-import type { SigningKey } from "../lib/signing-keys.js";
-import type { Clock } from "../lib/time.js";
+import type { CommitEvent } from "../engine/frame-logs.js";
 import { EncryptedReplicas } from "./encrypted-replicas.js";
 import { LagStats } from "./lag.js";
 import { LocationWorker, type ReplicaRows, type ReplicaSpec } from "./location-worker-client.js";
+import type { ReplicationParts } from "./replication-parts.js";
+
+export type { ReplicaPeers, ReplicationParts } from "./replication-parts.js";
 
 interface Waiter {
   index: number;
   resolve: (ok: boolean) => void;
   timer: NodeJS.Timeout;
-}
-
-/** What replication reaches: primaries' files and logs, database records, the token key. */
-export interface ReplicationParts {
-  files: Pick<InstanceFiles, "path">;
-  frameLogs: Pick<FrameLogs, "get">;
-  directory: Pick<DatabaseLookup, "find">;
-  /** Signs the replicas' own read-only tokens. */
-  dbTokenKey: SigningKey;
-  clock: Clock;
-  log: Logger;
 }
 
 const key = (dbId: string, location: string) => `${dbId}/${location}`;
@@ -47,6 +34,9 @@ export class ReplicationManager implements ReplicaPort {
   private readonly commits = new Map<string, Array<{ index: number; at: number; seen: Set<string> }>>();
   /** Locations whose replicas are paused: they report down and don't pull until resumed. */
   private readonly paused = new Set<string>();
+  /** Replicas here whose primary is on another node: nobody here tells them about commits. */
+  private readonly remoteFollowers = new Map<string, { url: string; primary: string | undefined }>();
+  private poller: NodeJS.Timeout | undefined;
   readonly lag = new LagStats();
   /** Replicas of encrypted databases: followed without the key, on this thread. */
   private readonly encrypted = new EncryptedReplicas();
@@ -55,7 +45,13 @@ export class ReplicationManager implements ReplicaPort {
     private readonly deps: ReplicationParts,
     /** Base URL replicas sync from (known once the server listens). */
     private readonly sourceUrl: () => string,
-  ) {}
+  ) {
+    if (deps.peers) {
+      // Catches up after a broken link or a missed notification (the primary's node was down).
+      this.poller = setInterval(() => this.pollRemote(), deps.remotePollMs ?? 1000);
+      this.poller.unref();
+    }
+  }
 
   /** Replica reads: a read statement on the replica of `dbId` in `location` (`dbKey` if encrypted). */
   query(
@@ -77,6 +73,11 @@ export class ReplicationManager implements ReplicaPort {
   }
 
   async ensure(dbId: string, location: string): Promise<void> {
+    // Another node keeps that location's replicas: it builds this one when told.
+    if (this.elsewhere(location)) {
+      this.deps.peers?.notify(dbId, location);
+      return;
+    }
     const { spec, encrypted } = await this.spec(dbId, location);
     if (encrypted) await this.encrypted.ensure(key(dbId, location), spec);
     else await this.worker(location).open(key(dbId, location), spec);
@@ -101,14 +102,44 @@ export class ReplicationManager implements ReplicaPort {
 
   /** A replica pulls what its primary committed while it wasn't following (a stop, a crash). */
   catchUp(dbId: string, location: string): void {
-    this.pull(dbId, location);
+    if (this.placements.get(dbId)?.has(location)) {
+      this.pull(dbId, location);
+      return;
+    }
+    // Told by another node about a database it made after this node's location joined the group.
+    this.ensure(dbId, location).catch((e: unknown) =>
+      this.deps.log.warn({ err: e, dbId, location }, "could not build a replica of another node's primary"),
+    );
   }
 
   async drop(dbId: string, location: string): Promise<void> {
+    // Told, the other node finds the database or the location gone and drops its replica.
+    if (this.elsewhere(location)) {
+      this.deps.peers?.notify(dbId, location);
+      return;
+    }
     this.placements.get(dbId)?.delete(location);
+    this.remoteFollowers.delete(key(dbId, location));
     this.observed.delete(key(dbId, location));
     if (this.encrypted.has(key(dbId, location))) await this.encrypted.drop(key(dbId, location));
     else await this.worker(location).drop(key(dbId, location), this.deps.files.path(location, dbId));
+  }
+
+  /**
+   * Lets go of a replica whose file becomes a primary (a failover to its location): closed and
+   * forgotten, its files left in place.
+   */
+  async release(dbId: string, location: string): Promise<void> {
+    this.placements.get(dbId)?.delete(location);
+    this.observed.delete(key(dbId, location));
+    this.remoteFollowers.delete(key(dbId, location));
+    await this.worker(location).release(key(dbId, location));
+  }
+
+  /** Forgets what replicas of `dbId` reported, when its primary moved (indexes start again). */
+  forgetProgress(dbId: string): void {
+    for (const k of [...this.observed.keys()]) if (k.startsWith(`${dbId}/`)) this.observed.delete(k);
+    this.commits.delete(dbId);
   }
 
   /**
@@ -199,11 +230,12 @@ export class ReplicationManager implements ReplicaPort {
   /** After a commit on a primary: every replica of it pulls now. */
   onCommit(e: CommitEvent): void {
     const dbId = dbIdOf(e.path);
-    const locations = this.placements.get(dbId);
-    if (!locations || locations.size === 0) return;
+    const here = this.placements.get(dbId) ?? new Set<string>();
+    const locations = [...here, ...(this.deps.peers?.remoteLocations(dbId) ?? [])];
+    if (locations.length === 0) return;
     const list = this.commits.get(dbId) ?? [];
     list.push({ index: e.index, at: e.at, seen: new Set() });
-    while (list.length > 1000 || (list[0] && list[0].seen.size >= locations.size)) list.shift();
+    while (list.length > 1000 || (list[0] && list[0].seen.size >= locations.length)) list.shift();
     this.commits.set(dbId, list);
     for (const location of locations) this.pull(dbId, location);
   }
@@ -221,6 +253,7 @@ export class ReplicationManager implements ReplicaPort {
   }
 
   async close(): Promise<void> {
+    if (this.poller) clearInterval(this.poller);
     await Promise.all([...this.workers.values()].map((w) => w.stop()));
     this.encrypted.close();
     for (const list of this.waiters.values()) for (const w of list) clearTimeout(w.timer);
@@ -229,6 +262,11 @@ export class ReplicationManager implements ReplicaPort {
 
   private pull(dbId: string, location: string): void {
     if (this.paused.has(location)) return;
+    if (this.elsewhere(location)) {
+      // Another node keeps this replica: tell it; its sync requests to us report its progress.
+      this.deps.peers?.notify(dbId, location);
+      return;
+    }
     const k = key(dbId, location);
     if (this.encrypted.has(k)) {
       // A keyless follower recovers from a lost generation by itself (a fresh copy).
@@ -251,18 +289,53 @@ export class ReplicationManager implements ReplicaPort {
       });
   }
 
-  private rebuild(dbId: string, location: string): void {
+  /** Drops a replica and builds it again from its primary (one that follows another history). */
+  rebuild(dbId: string, location: string): void {
     this.drop(dbId, location)
       .then(() => this.ensure(dbId, location))
       .catch((e: unknown) => this.deps.log.error({ err: e, dbId, location }, "could not rebuild a replica"));
   }
 
+  private elsewhere(location: string): boolean {
+    return this.deps.peers !== undefined && !this.deps.peers.holds(location);
+  }
+
+  /**
+   * Each replica following another node's primary pulls; one whose primary moved (the node came
+   * back at another address, or another location took over) is pointed at where it is now first.
+   */
+  private pollRemote(): void {
+    const peers = this.deps.peers;
+    for (const [k, was] of this.remoteFollowers) {
+      const [dbId, location] = k.split("/") as [string, string];
+      Promise.all([peers?.primaryUrl(dbId), peers?.primaryLocation(dbId)])
+        .then(async ([url, primary]) => {
+          if (primary !== was.primary) {
+            // Another location took over: its history isn't the one this replica followed.
+            this.deps.log.info(
+              { dbId, location, primary },
+              "the primary moved; building the replica again from it",
+            );
+            return this.rebuild(dbId, location);
+          }
+          if (url !== was.url) await this.adopt(dbId, location);
+          this.pull(dbId, location);
+        })
+        .catch((e: unknown) => this.deps.log.debug({ err: e, dbId, location }, "could not find a primary"));
+    }
+  }
+
   /** Where a replica lives and follows from; `encrypted` replicas are kept by keyless followers. */
   private async spec(dbId: string, location: string): Promise<{ spec: ReplicaSpec; encrypted: boolean }> {
+    const remote = await this.deps.peers?.primaryUrl(dbId);
+    if (remote) {
+      const primary = await this.deps.peers?.primaryLocation(dbId);
+      this.remoteFollowers.set(key(dbId, location), { url: remote, primary });
+    } else this.remoteFollowers.delete(key(dbId, location));
     const db = await this.deps.directory.find({ id: dbId });
     const spec = {
       path: this.deps.files.path(location, dbId),
-      syncUrl: `${this.sourceUrl()}/replication/${dbId}`,
+      syncUrl: `${remote ?? this.sourceUrl()}/replication/${dbId}`,
       token: await mintReplicationToken(this.deps, dbId, location),
     };
     return { spec, encrypted: (db?.encryption_cipher ?? null) !== null };

@@ -48,6 +48,9 @@ Settings (README.md, "Settings", says what each does):
   SHOAL_USAGE_FLUSH_INTERVAL_MS      1000
   SHOAL_NODE_ID                      kept in <data>/node-id
   SHOAL_NODE_URL                     the address it listens on
+  SHOAL_NODE_LOCATIONS               the whole catalogue
+  SHOAL_PRIMARY_LEASE_MS             10000
+  SHOAL_FAILOVER_AFTER_MS            0 (off)
   SHOAL_TRUSTED_PROXIES              none
   SHOAL_METRICS_TOKEN                unset (GET /metrics answers the administrator's token only)
   SHOAL_METRICS_PER_DATABASE         0 (no database label on metrics)

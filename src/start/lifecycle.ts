@@ -125,8 +125,14 @@ async function serve(
   let pending: Awaited<ReturnType<typeof reconcileBeforeServing>>;
   try {
     // Locations this node offers: the catalogue's, and any it has files for from earlier runs.
-    const offered = [...new Set([...config.locations.map((l) => l.code), ...parts.files.locations()])];
+    // (SHOAL_NODE_LOCATIONS narrows the catalogue, so each machine of a layout holds its own.)
+    const catalogue = config.nodeLocations ?? config.locations.map((l) => l.code);
+    const offered = [...new Set([...catalogue, ...parts.files.locations()])];
     await node.join(config.nodeUrl ?? `http://${reachable}:${port}`, config.version, offered, answersHealth);
+    // A primary that failed over while this node was down comes back as a replica, never a primary;
+    // the leases of the primaries it still serves are taken before any write is accepted.
+    await parts.failover.demoteFormerPrimaries([...node.locations]);
+    await parts.leases.start();
     // Before serving: existing replicas go to their location's worker, orphans are swept. Only the
     // locations this node holds are reconciled; the others are their holders' to check.
     pending = await reconcileBeforeServing(parts, { holds: (l) => node.holds(l), startedAt: at.startedAt });
@@ -134,6 +140,7 @@ async function serve(
     dataPlane.close();
     await jobs.stop();
     await parts.backups?.stop();
+    await parts.leases.stop();
     await parts.replicas.close();
     await node.leave();
     await parts.store.close();
@@ -176,6 +183,7 @@ async function shutdown(
   await jobs.stop();
   // One last pass ships what was committed before the server stopped taking requests.
   await parts.backups?.stop();
+  await parts.leases.stop();
   await parts.replicas.close();
   await parts.pool.closeAll();
   // No key outlives the process's service (its connections are closed already).

@@ -15,7 +15,10 @@ import { ConnectionPool } from "../engine/pool.js";
 import { BackupService, type BackupServicePorts } from "../hosting/backup-service.js";
 import { ContentBuilder } from "../hosting/content-builder.js";
 import { DatabaseDirectory } from "../hosting/directory.js";
+import { Failover, type FailoverParts } from "../hosting/failover.js";
 import { InstanceLifecycle } from "../hosting/instance-lifecycle.js";
+import { NodePeers } from "../hosting/node-peers.js";
+import { PrimaryLeases } from "../hosting/primary-leases.js";
 import { SchemaPropagation } from "../hosting/schema-propagation.js";
 import { UploadInstaller } from "../hosting/upload-installer.js";
 import { UsageMeter } from "../hosting/usage-meter.js";
@@ -65,6 +68,11 @@ export interface Parts {
   holders: LocationHolders;
   /** Signs the client address of a data-plane request sent on to another node. */
   clientProof: ClientProof;
+  /** The other nodes: where their locations are served, and node-to-node calls. */
+  peers: NodePeers;
+  /** The leases of the primaries this node serves (the write fence). */
+  leases: PrimaryLeases;
+  failover: Failover;
   instances: InstanceLifecycle;
   content: ContentBuilder;
   schema: SchemaPropagation;
@@ -101,6 +109,14 @@ function engineParts(config: Config) {
   });
   const files = new InstanceFiles(path.join(config.dataDir, "locations"));
   return { files, frameLogs, pool, dumps: new DumpFiles(path.join(config.dataDir, "dumps")) };
+}
+
+/** What `GET /health/ready` checks: the store, and the data folder. */
+function readinessProbes(config: Config, store: Store): ReadinessProbe[] {
+  return [
+    storeProbe(store, config.metadataUrl ? undefined : path.join(config.dataDir, "control-plane.db")),
+    dataFolderProbe(config.dataDir),
+  ];
 }
 
 /** The services that build, fill and change hosted databases' files. */
@@ -154,6 +170,54 @@ function keyCacheOf(
   });
 }
 
+/** The leases of this node's primaries, and failover, which moves and fences them. */
+function primaryParts(
+  config: Config,
+  p: Omit<FailoverParts, "nodeId" | "holds" | "leaseMs" | "leases"> & { placement: LocalNode },
+) {
+  const failover: Failover = new Failover({
+    ...p,
+    nodeId: p.placement.nodeId,
+    holds: (l) => p.placement.holds(l),
+    leaseMs: config.primaryLeaseMs,
+    leases: () => leases,
+  });
+  const leases: PrimaryLeases = new PrimaryLeases({
+    store: p.store,
+    log: p.log,
+    nodeId: p.placement.nodeId,
+    locations: () => p.placement.locations,
+    leaseMs: config.primaryLeaseMs,
+    failoverAfterMs: config.failoverAfterMs,
+    lost: (groupId) => failover.demote(groupId),
+    failover: (groupId, location, reason) => failover.promote(groupId, location, reason),
+  });
+  return { leases, failover };
+}
+
+/** This process among the nodes, and its view of the others. */
+function nodeParts(
+  store: Store,
+  log: Logger,
+  clock: Clock,
+  nodeId: string,
+  key: SigningKey,
+  directory: DatabaseDirectory,
+) {
+  const placement = new LocalNode(store, systemClock, log, nodeId);
+  const peers = new NodePeers({
+    store,
+    key,
+    clock,
+    log,
+    nodeId,
+    holds: (l) => placement.holds(l),
+    peek: (id) => directory.peek({ id }),
+    find: (id) => directory.find({ id }),
+  });
+  return { placement, peers };
+}
+
 /**
  * Builds every part over an open store, each after what it needs: nothing is filled in later.
  * Nothing listens and no timer starts here. The one value known only later, the address replicas
@@ -170,24 +234,29 @@ export async function wire(config: Config, store: Store, log: Logger): Promise<W
   const { files, frameLogs, pool, dumps } = engineParts(config);
   const directory = new DatabaseDirectory(store);
   const meter = new UsageMeter(store, systemClock, log, (location, dbId) => files.sizeOf(location, dbId));
-  const tokenVerifier = new DbTokenVerifier({ dbTokenKey, apiTokenKey, clock });
+  const nodeId = config.nodeId ?? (await loadOrCreateNodeId(config.dataDir));
+  const { placement, peers } = nodeParts(store, log, clock, nodeId, dbTokenKey, directory);
   let sourceUrl = "";
   const replicas = new ReplicationManager(
-    { files, frameLogs, directory, dbTokenKey, clock, log },
+    { files, frameLogs, directory, dbTokenKey, clock, log, peers },
     () => sourceUrl,
   );
   frameLogs.onCommit((e) => replicas.onCommit(e));
-  const keyCache = keyCacheOf(config, files, pool, replicas);
-  const nodeId = config.nodeId ?? (await loadOrCreateNodeId(config.dataDir));
-  const placement = new LocalNode(store, systemClock, log, nodeId);
   const services = hostingServices({ store, files, pool, frameLogs, dumps, directory, replicas, clock, log });
   const { instances } = services;
+  const primaries = primaryParts(config, {
+    store,
+    files,
+    pool,
+    frameLogs,
+    replicas,
+    directory,
+    log,
+    placement,
+  });
   const metrics = new ShoalMetrics({ perDatabase: config.metricsPerDatabase ?? false });
   watchParts(metrics, { pool, files, meter, replicas });
-  const readiness = [
-    storeProbe(store, config.metadataUrl ? undefined : path.join(config.dataDir, "control-plane.db")),
-    dataFolderProbe(config.dataDir),
-  ];
+  const readiness = readinessProbes(config, store);
   const backups = backupService(
     config,
     { store, files, pool, frameLogs, placement, instances, replicas, log },
@@ -209,17 +278,19 @@ export async function wire(config: Config, store: Store, log: Logger): Promise<W
     catalogue: new LocationCatalogue(config.locations),
     files,
     pool,
-    keys: keyCache,
+    keys: keyCacheOf(config, files, pool, replicas),
     frameLogs,
     dumps,
     directory,
     meter,
-    tokenVerifier,
+    tokenVerifier: new DbTokenVerifier({ dbTokenKey, apiTokenKey, clock }),
     replicas,
     placement,
     holders: new LocationHolders(store),
     // Every node shares the database-token key, hence this secret (see dataplane/forward/proof.ts).
     clientProof: new ClientProof(await derivedSecret(keys, "db-tokens", "data-plane forwarding")),
+    peers,
+    ...primaries,
     ...services,
     readiness,
     metrics,

@@ -199,6 +199,17 @@ export interface ClusterKeysTable {
   recorded_at: string;
 }
 
+/** The lease of a group's primary (see migration 0012). */
+export interface PrimaryLeasesTable {
+  group_id: string;
+  epoch: number;
+  location: string;
+  node_id: string;
+  valid_from: string;
+  expires_at: string;
+  promoted_from: string | null;
+}
+
 export interface DB {
   users: UsersTable;
   organizations: OrganizationsTable;
@@ -216,6 +227,7 @@ export interface DB {
   revoked_db_tokens: RevokedDbTokensTable;
   nodes: NodesTable;
   node_locations: NodeLocationsTable;
+  primary_leases: PrimaryLeasesTable;
   cluster_keys: ClusterKeysTable;
 }
 

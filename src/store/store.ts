@@ -7,6 +7,7 @@ import type { StoreDialect } from "./dialect.js";
 import { type GroupsRepo, groupsRepo } from "./groups.js";
 import { type IdempotencyRepo, idempotencyRepo } from "./idempotency.js";
 import { type InvitesRepo, invitesRepo } from "./invites.js";
+import { type LeasesRepo, leasesRepo } from "./leases.js";
 import { type MembersRepo, membersRepo } from "./members.js";
 import { migrationProvider } from "./migrations/index.js";
 import { type NodesRepo, nodesRepo } from "./nodes.js";
@@ -34,6 +35,7 @@ export interface Repos {
   idempotency: IdempotencyRepo;
   plans: PlansRepo;
   nodes: NodesRepo;
+  leases: LeasesRepo;
   revokedDbTokens: RevokedDbTokensRepo;
 }
 
@@ -104,6 +106,7 @@ export class Store {
       idempotency: idempotencyRepo(ex),
       plans: plansRepo(ex),
       nodes: nodesRepo(ex),
+      leases: leasesRepo(ex),
       revokedDbTokens: revokedDbTokensRepo(ex),
     };
   }

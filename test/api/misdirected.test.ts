@@ -107,13 +107,10 @@ describe("a call whose files another node keeps", () => {
     expect(await dbNames()).toEqual(["a", "kept"]);
   });
 
-  it("refuses a call spanning the locations of two nodes with a 409 naming both, leaving things as they were", async () => {
+  it("sends the addition of a location another node holds to that node (a group may span nodes), changing nothing when it can't be reached", async () => {
     const r = await user.api.post(`/v1/organizations/${user.username}/groups/near/locations/${there}`);
-    expect(r.status, r.text).toBe(409);
-    expect(r.body).toEqual({
-      error: expect.stringMatching(new RegExp(`node local holds ${here}; node ghost holds ${there}`)),
-      code: "spans_nodes",
-    });
+    expect(r.status, r.text).toBe(503);
+    expect(r.body.error).toContain("ghost");
     const g = await user.api.get(`/v1/organizations/${user.username}/groups/near`);
     expect(g.body.group.locations).toEqual([here]);
   });

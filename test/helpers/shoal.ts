@@ -58,6 +58,9 @@ export function testConfig(dataDir: string, overrides: Partial<Config> = {}): Co
     maxStreamsPerWebSocket: 128,
     headersTimeoutMs: 10_000,
     bodyTimeoutMs: 30_000,
+    nodeLocations: undefined,
+    primaryLeaseMs: 10_000,
+    failoverAfterMs: 0,
     ...overrides,
   };
 }

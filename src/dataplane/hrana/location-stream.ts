@@ -6,12 +6,13 @@ import type { FrameLogs } from "../../engine/frame-logs.js";
 import { splitStatements } from "../../engine/sql-lexer.js";
 import { statementParameters } from "../../engine/sql-params.js";
 import type { UsageMeter } from "../../hosting/usage-meter.js";
+import type { DataPlanePeers } from "../replica-notify.js";
 import { forbiddenUse, orgBlocked } from "./authorize.js";
 import { HranaError, toHranaError } from "./errors.js";
 import { argsOf, type Batch, type Stmt } from "./requests.js";
 import { withoutServerPaths } from "./server-paths.js";
 import type { SqlStore } from "./sql-store.js";
-import type { BatchOutcome, DescribeResult, HranaStream, SqlStream } from "./stream.js";
+import type { BatchOutcome, DescribeResult, SqlStream } from "./stream.js";
 
 export interface LocationServices {
   replicas: ReplicaPort;
@@ -19,7 +20,23 @@ export interface LocationServices {
   meter: UsageMeter;
   /** How long a read waits for the replica to have this stream's own write before reading at the primary. */
   readYourWritesMs: number;
+  /** Which locations this node holds (absent: all of them). */
+  holds?(location: string): boolean;
+  /** The other nodes, for a primary held elsewhere. */
+  peers?: DataPlanePeers;
 }
+
+/** The primary side of a location's stream: one on this node, or one forwarded to another. */
+export type PrimaryStream = SqlStream & { sqlOf(ref: { sql?: string; sqlId?: number }): string };
+
+/**
+ * Where a location stream's parts run. `local`: reads on the replica here, the rest on the primary
+ * here. `replica-elsewhere`: the primary is here but the location's replica on another node (its
+ * requests were forwarded from there): everything runs on the primary, and a write's answer waits
+ * for that replica. `primary-elsewhere`: the replica is here, the rest is forwarded to the primary's
+ * node, which does that waiting.
+ */
+export type LocationMode = "local" | "replica-elsewhere" | "primary-elsewhere";
 
 /**
  * A stream opened at a replica location. Plain reads run on the location's replica; writes,
@@ -33,8 +50,9 @@ export class LocationStream implements SqlStream {
 
   constructor(
     readonly location: string,
-    private readonly primary: HranaStream,
+    private readonly primary: PrimaryStream,
     private readonly services: LocationServices,
+    private readonly mode: LocationMode = "local",
   ) {}
 
   get access(): DataAccess {
@@ -54,7 +72,7 @@ export class LocationStream implements SqlStream {
   }
 
   execute(stmt: Stmt, budget?: RowBudget): ExecResult | Promise<ExecResult> {
-    if (this.primary.isAutocommit()) {
+    if (this.mode !== "replica-elsewhere" && this.primary.isAutocommit()) {
       const sql = this.primary.sqlOf(stmt);
       const statements = splitStatements(sql);
       // Anything but a single plain read (including a text the primary will refuse) goes there.
@@ -91,6 +109,8 @@ export class LocationStream implements SqlStream {
    * on any stream, sees it; should the replica be too slow, this stream's next read goes to the primary.
    */
   private async onPrimary<T>(run: () => T | Promise<T>): Promise<T> {
+    // The primary's node answered once this location's replica had the write.
+    if (this.mode === "primary-elsewhere") return run();
     try {
       return await run();
     } finally {

@@ -1,6 +1,7 @@
 import type { DataAccess } from "../../domain/data-access/open.js";
 import { NotFoundError } from "../../errors.js";
 import { type LocationServices, LocationStream } from "./location-stream.js";
+import { RemotePrimaryStream } from "./remote-primary-stream.js";
 import type { SqlStore } from "./sql-store.js";
 import { HranaStream, type SqlStream, type StreamServices } from "./stream.js";
 
@@ -14,14 +15,18 @@ export function openStream(
   services: StreamServices & LocationServices,
   location: string | undefined,
 ): SqlStream {
-  const primary = new HranaStream(access, sqls, services);
-  if (location === undefined || location === access.database.primary_location) return primary;
-  if (!access.database.locations.includes(location)) {
-    primary.close();
+  if (location !== undefined && !access.database.locations.includes(location)) {
     throw new NotFoundError(
       `database ${access.database.name} has no instance in ${location}`,
       "INSTANCE_NOT_FOUND",
     );
   }
-  return new LocationStream(location, primary, services);
+  if (access.primaryElsewhere && location !== undefined && services.peers) {
+    const remote = new RemotePrimaryStream(access, sqls, location, services.peers);
+    return new LocationStream(location, remote, services, "primary-elsewhere");
+  }
+  const primary = new HranaStream(access, sqls, services);
+  if (location === undefined || location === access.database.primary_location) return primary;
+  const mode = services.holds && !services.holds(location) ? "replica-elsewhere" : "local";
+  return new LocationStream(location, primary, services, mode);
 }

@@ -9,18 +9,9 @@ import type {
   RowBudget,
   SqlArgs,
 } from "../../engine/connection.js";
-import type { FrameLogs } from "../../engine/frame-logs.js";
-import type { ConnectionPool } from "../../engine/pool.js";
 import { splitStatements } from "../../engine/sql-lexer.js";
-import type { UsageMeter } from "../../hosting/usage-meter.js";
 import { refuseOnFollower } from "../schema-changes.js";
-import {
-  type AttachTarget,
-  attachStatement,
-  authorizeStatement,
-  refuseForbidden,
-  type Verdict,
-} from "./authorize.js";
+import { attachStatement, authorizeStatement, refuseForbidden, type Verdict } from "./authorize.js";
 import { type BatchOutcome, runSteps, SLICE_MS } from "./batch-steps.js";
 import { HranaError, ProtocolError, toHranaError } from "./errors.js";
 import { argsOf, type Batch, type Stmt } from "./requests.js";
@@ -28,31 +19,11 @@ import { SchemaChangeLog } from "./schema-change-log.js";
 import { withoutServerPaths } from "./server-paths.js";
 import type { SqlStore } from "./sql-store.js";
 import type { DescribeResult, SqlStream } from "./sql-stream.js";
-import type { StreamCounts } from "./stream-limits.js";
-
-export interface StreamLimits {
-  /** An interactive write transaction is rolled back after this long. */
-  txnTimeoutMs: number;
-  /** How long a writer waits for another stream's write transaction. */
-  lockWaitMs: number;
-}
-
-export interface StreamServices {
-  pool: ConnectionPool;
-  /** Told about every write transaction that ends, for replication. */
-  frameLogs: FrameLogs;
-  meter: UsageMeter;
-  limits: StreamLimits;
-  /** Open streams per database, held to their limit. */
-  streamCounts: StreamCounts;
-  /** Resolves an `ATTACH` target: a database of the same organization, by name. */
-  resolveAttach(access: DataAccess, name: string): Promise<AttachTarget | undefined>;
-  /** Told, on the committing connection, about each committed transaction of a schema database that ran DDL. */
-  schemaChanged?(access: DataAccess, conn: EngineConnection, statements: string[]): void;
-}
+import type { StreamServices } from "./stream-services.js";
 
 export type { BatchOutcome } from "./batch-steps.js";
 export type { DescribeResult, SqlStream } from "./sql-stream.js";
+export type { StreamLimits, StreamServices } from "./stream-services.js";
 
 /**
  * A Hrana stream: one SQLite connection held for the stream's life, so an interactive transaction
@@ -196,6 +167,14 @@ export class HranaStream implements SqlStream {
       if ("attach" in verdict) return this.attachThenRun(verdict, args, opts);
       p = this.prepare(verdict.sql);
     }
+    // Fencing: every write, and the commit that makes writes durable, needs the primary's lease.
+    const fence = this.services.fence;
+    if (
+      fence &&
+      (!p.readonly || (p.info.kind === "commit" && this.holdsLock)) &&
+      !fence.mayWrite(this.access.database)
+    )
+      return fence.acquire(this.access.database).then(() => this.run(sql, args, opts));
     // Once the lock is held, prepare again: another stream may have changed the schema meanwhile.
     if (!p.readonly && !this.holdsLock) return this.takeLock().then(() => this.run(sql, args, opts));
     return this.exec(conn, p, args, opts);

@@ -19,6 +19,11 @@ export interface DataAccess {
   replicaOf?: string;
   /** For an encrypted database: the verified key the request brought (encryption.ts). */
   key?: DatabaseKey;
+  /**
+   * Set when the primary is on another node and the request is for a location this node holds:
+   * reads run on the replica here, the rest is forwarded with the bearer's own token.
+   */
+  primaryElsewhere?: { token: string };
 }
 
 /**
@@ -32,6 +37,8 @@ export async function openDataAccess(
   token: string | undefined,
   purpose: AccessPurpose = "sql",
   peer?: string,
+  /** The location the request asked for, if any. */
+  at?: string,
 ): Promise<DataAccess> {
   const database = await deps.directory.find(locator);
   if (!database) throw dataAccessErrors.noDatabase();
@@ -43,7 +50,7 @@ export async function openDataAccess(
   if (refusal === "foreign") {
     await refuseForeign(deps, claims.id !== undefined ? { id: claims.id } : { groupId: claims.gid ?? "" });
   }
-  return grant(deps, database, claims, purpose, peer);
+  return grant(deps, database, claims, purpose, peer, at, token);
 }
 
 /**
@@ -55,11 +62,12 @@ export function openDataAccessCached(
   locator: DatabaseLocator,
   token: string | undefined,
   peer?: string,
+  at?: string,
 ): DataAccess | undefined {
   const database = deps.directory.peek(locator);
   const claims = token ? deps.tokenVerifier.cached(token) : undefined;
-  if (!database || !claims || checkScope(database, claims) === "foreign") return undefined;
-  return grant(deps, database, claims, "sql", peer);
+  if (!database || !token || !claims || checkScope(database, claims) === "foreign") return undefined;
+  return grant(deps, database, claims, "sql", peer, at, token);
 }
 
 /** Throws for a revoked or unscoped token; "foreign" when the token belongs elsewhere. */
@@ -97,6 +105,8 @@ function grant(
   claims: TokenClaims,
   purpose: AccessPurpose,
   peer: string | undefined,
+  at: string | undefined,
+  token: string,
 ): DataAccess {
   // Replication tokens are this deployment's own traffic, whatever the database's allowlist.
   if (database.allowed_ips && claims.rep === undefined && !allowlistOf(database.allowed_ips).allows(peer)) {
@@ -111,8 +121,10 @@ function grant(
   ) {
     throw dataAccessErrors.awaitingUpload(database.name);
   }
-  // Several nodes share the store but each keeps only its own locations' files.
-  if (!deps.placement.holds(database.primary_location)) {
+  // Several nodes share the store but each keeps only its own locations' files: a request for
+  // a location held here is served here even when the primary is elsewhere (group across nodes).
+  const primaryHere = deps.placement.holds(database.primary_location);
+  if (!primaryHere && !(at && deps.placement.holds(at) && database.locations.includes(at))) {
     throw dataAccessErrors.servedElsewhere(database.name, database.primary_location);
   }
   return {
@@ -121,6 +133,7 @@ function grant(
     canWrite: claims.a !== "ro",
     attachIds: new Set(claims.p?.roa?.ns ?? []),
     ...(claims.rep !== undefined ? { replicaOf: claims.rep } : {}),
+    ...(primaryHere ? {} : { primaryElsewhere: { token } }),
   };
 }
 

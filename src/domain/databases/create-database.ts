@@ -127,7 +127,8 @@ async function place(
   if (await r.databases.findByName(org.id, input.name)) {
     throw databaseErrors.nameTaken(input.name);
   }
-  await requireFilesHere(r, ctx.deps, locations);
+  // The primary is made here; the replicas of locations other nodes hold are built by them.
+  await requireFilesHere(r, ctx.deps, [group.primary_location]);
   return { org, group, locations };
 }
 

@@ -102,7 +102,8 @@ export async function deleteDatabase(ctx: DatabaseCtx, slug: string, name: strin
       throw databaseErrors.groupDeleteProtected(name, group.name);
     }
     const locations = (await r.groups.locationsOf([row.group_id])).get(row.group_id) ?? [];
-    await requireFilesHere(r, ctx.deps, locations);
+    // Replicas other nodes keep are dropped by them when told (see replication/manager.ts).
+    await requireFilesHere(r, ctx.deps, [row.primary_location]);
     await r.databases.delete(row.id);
     await audit(r, ctx, org.id, "db-delete", `database ${name} deleted`, { database: name });
     return {

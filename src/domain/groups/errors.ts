@@ -17,6 +17,8 @@ export const groupErrors = {
   locationNotBuilt: (location: string) =>
     new UnavailableError(`location ${location} could not be added: its replicas could not be built`),
   primaryLocationKept: () => new InvalidError("cannot remove primary location"),
+  alreadyPrimary: (location: string, group: string) =>
+    new ConflictError(`location ${location} is already the primary of group ${group}`, "already_primary"),
   locationBehind: (location: string, timeoutMs: number) =>
     new UnavailableError(`replicas in ${location} did not catch up within ${timeoutMs} ms`),
   deleteProtected: (name: string) =>

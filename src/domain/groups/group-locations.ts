@@ -39,7 +39,8 @@ export async function addGroupLocation(
     if (locations.includes(location))
       return { group: toGroup(row, locations), dbIds: [] as string[], added: false };
     await requireLocationQuota(r, org, location);
-    await requireFilesHere(r, deps, [...locations, location]);
+    // Only the new location's replicas are made: by its holder, following the primary wherever it is.
+    await requireFilesHere(r, deps, [location]);
     await r.groups.insertLocation({
       group_id: row.id,
       location,
@@ -109,7 +110,7 @@ export async function removeGroupLocation(
       return { group: toGroup(row, locations), removed: [] as InstanceRef[] };
     }
     if (location === row.primary_location) throw groupErrors.primaryLocationKept();
-    await requireFilesHere(r, deps, locations);
+    await requireFilesHere(r, deps, [location]);
     const ids = await r.databases.idsInGroup(row.id);
     if (via && (ids.length !== 1 || ids[0] !== via.id)) {
       throw groupErrors.instanceBelongsToGroup(location, via.name, groupName);

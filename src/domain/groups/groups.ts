@@ -116,10 +116,11 @@ export async function deleteGroup(ctx: GroupCtx, slug: string, name: string): Pr
       throw groupErrors.holdsProtected(name, protectedDbs.map((d) => d.name).join(", "));
     }
     const instances = await instancesOfGroup(r, group.id);
+    // Primaries are removed here; other nodes drop their replicas when told.
     await requireFilesHere(
       r,
       ctx.deps,
-      instances.map((i) => i.location),
+      instances.filter((i) => i.primary).map((i) => i.location),
     );
     // Tokens restricted to the group go with it (Turso does the same on delete and transfer).
     await r.apiTokens.deleteForGroup(group.id);

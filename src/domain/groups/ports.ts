@@ -10,6 +10,20 @@ export interface GroupPorts extends BasePorts {
   placement: Placement;
   instances: Instances;
   directory: DataPlaneCache;
+  failover: FailoverPort;
+}
+
+/** What a failover did (`hosting/failover.ts`). */
+export interface FailoverOutcome {
+  epoch: number;
+  /** When the new primary started accepting writes: the end of the old primary's lease. */
+  validFrom: string;
+  databases: number;
+}
+
+/** Moving a group's primary to another of its locations, on the node holding that location. */
+export interface FailoverPort {
+  promote(groupId: string, location: string, reason: string): Promise<FailoverOutcome>;
 }
 
 export type GroupCtx = Ctx<GroupPorts>;

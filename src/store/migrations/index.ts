@@ -10,6 +10,7 @@ import * as m0007 from "./0007-revoked-token-lookup.js";
 import * as m0008 from "./0008-holding-counts.js";
 import * as m0009 from "./0009-storage-history.js";
 import * as m0010 from "./0010-encryption.js";
+import * as m0012 from "./0012-primary-leases.js";
 
 /**
  * Every migration in order. Names never change once released; a new schema change is a new file.
@@ -26,6 +27,7 @@ const ALL: Record<string, { up(db: Kysely<unknown>, kind: DialectKind): Promise<
   "0008-holding-counts": m0008,
   "0009-storage-history": m0009,
   "0010-encryption": m0010,
+  "0012-primary-leases": m0012,
 };
 
 export function migrationProvider(kind: DialectKind): MigrationProvider {

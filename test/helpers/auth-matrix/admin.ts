@@ -25,4 +25,9 @@ export const adminMatrix: Record<string, MatrixEntry> = {
     path: () => "/v1/admin/backups/restore-missing",
     body: {},
   },
+  "POST /v1/admin/groups/{organizationName}/{groupName}/failover": {
+    kind: "admin",
+    path: () => "/v1/admin/groups/no-such-org/g/failover",
+    body: { location: "aws-us-east-1" },
+  },
 };

@@ -1,0 +1,192 @@
+/**
+ * Groups across nodes, on loopback: two real `shoal` processes on one real PostgreSQL.
+ * - Cross-node replication lag: from a write's acknowledgement by the primary's node A to the
+ *   moment a read at B's location first returns it, against the write's own acknowledgement time.
+ * - Failover: A is killed with SIGKILL under steady writes; the time until a write succeeds at B,
+ *   by an administrator's call made at once and by the automatic failover, and how many of the
+ *   writes A acknowledged B never got (the replication lag at the moment of failure).
+ */
+import { client } from "../test/helpers/http.js";
+import { type Cluster, EAST, rows, run, startCluster, WEST } from "../test/helpers/nodes.js";
+import type { ShoalProcess } from "../test/helpers/process.js";
+import { ADMIN_TOKEN } from "../test/helpers/shoal.js";
+import { type BenchOptions, fmt, table } from "./harness.js";
+
+const percentile = (xs: number[], p: number) => {
+  const s = [...xs].sort((a, b) => a - b);
+  return s[Math.min(s.length - 1, Math.floor(s.length * p))] ?? 0;
+};
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+interface Setup {
+  cluster: Cluster;
+  a: ShoalProcess;
+  b: ShoalProcess;
+  token: string;
+  primary: string;
+  atB: string;
+}
+
+async function setup(org: string, env: Record<string, string>): Promise<Setup> {
+  const cluster = await startCluster();
+  const [a, b] = await Promise.all([cluster.start("node-a", EAST, env), cluster.start("node-b", WEST, env)]);
+  const user = await client(a.url, ADMIN_TOKEN).post("/v1/admin/users", {
+    username: org,
+    email: `${org}@x.io`,
+  });
+  const api = client(a.url, user.body.token);
+  await api.post(`/v1/organizations/${org}/groups`, { name: "g", location: EAST });
+  await api.post(`/v1/organizations/${org}/databases`, { name: "d", group: "g" });
+  const added = await api.post(`/v1/organizations/${org}/groups/g/locations/${WEST}`);
+  if (added.status !== 200) throw new Error(added.text);
+  const token = (await api.post(`/v1/organizations/${org}/databases/d/auth/tokens`)).body.jwt as string;
+  const primary = `${a.url}/db/${org}/d/`;
+  await run(primary, token, "CREATE TABLE t (id INTEGER PRIMARY KEY, v INTEGER)");
+  return { cluster, a, b, token, primary, atB: `${b.url}/db/${org}/d@${WEST}/` };
+}
+
+/** Writes `n` rows at A; after each one's answer, polls B until it has it. */
+async function lag(s: Setup, n: number, from = 1) {
+  const ack: number[] = [];
+  const seen: number[] = [];
+  for (let i = from; i < from + n; i++) {
+    const started = performance.now();
+    await run(s.primary, s.token, `INSERT INTO t (id, v) VALUES (${i}, ${i})`);
+    const acked = performance.now();
+    ack.push(acked - started);
+    for (;;) {
+      const [[count]] = (await rows(s.atB, s.token, `SELECT count(*) FROM t WHERE id = ${i}`)) as [[number]];
+      if (count === 1) break;
+    }
+    seen.push(performance.now() - acked);
+  }
+  return { ack, seen };
+}
+
+/** Steady writes at A until it dies; returns the ids A acknowledged. */
+function writeUntilDead(s: Setup, from: number): { acked: number[]; done: Promise<void> } {
+  const acked: number[] = [];
+  const done = (async () => {
+    for (let i = from; ; i++) {
+      try {
+        await run(s.primary, s.token, `INSERT INTO t (id, v) VALUES (${i}, ${i})`);
+        acked.push(i);
+      } catch {
+        return;
+      }
+      await sleep(2);
+    }
+  })();
+  return { acked, done };
+}
+
+/** Kills A under load, fails over (by call, or by waiting), returns timings and the lost writes. */
+async function failover(s: Setup, manual: boolean) {
+  const load = writeUntilDead(s, 100_000);
+  await sleep(500);
+  const killedAt = performance.now();
+  s.a.proc.kill("SIGKILL");
+  await load.done;
+  let calledMs = 0;
+  if (manual) {
+    const r = await client(s.b.url, ADMIN_TOKEN).post(`/v1/admin/groups/${org(s)}/g/failover`, {
+      location: WEST,
+    });
+    if (r.status !== 200) throw new Error(r.text);
+    calledMs = performance.now() - killedAt;
+  }
+  const newPrimary = `${s.b.url}/db/${org(s)}/d/`;
+  for (;;) {
+    try {
+      await run(newPrimary, s.token, "INSERT INTO t (id, v) VALUES (NULL, 0)");
+      break;
+    } catch {
+      await sleep(20);
+    }
+  }
+  const writableMs = performance.now() - killedAt;
+  const have = new Set(
+    (await rows(newPrimary, s.token, "SELECT id FROM t WHERE id >= 100000")).map((r) => r[0] as number),
+  );
+  const lost = load.acked.filter((id) => !have.has(id));
+  return { calledMs, writableMs, acked: load.acked.length, lost: lost.length };
+}
+
+const org = (s: Setup) => new URL(s.primary).pathname.split("/")[2]!;
+
+export async function nodesBenchmark(opts: BenchOptions): Promise<Record<string, unknown>> {
+  const leaseMs = 2000;
+  const env = { SHOAL_PRIMARY_LEASE_MS: String(leaseMs) };
+  const s = await setup("benchlag", env);
+  let out: Record<string, unknown>;
+  try {
+    await lag(s, 20, 1);
+    const { ack, seen } = await lag(s, opts.quick ? 100 : 500, 1000);
+    const manual = await failover(s, true);
+    out = {
+      nodes_write_ack_p50_ms: percentile(ack, 0.5),
+      nodes_write_ack_p99_ms: percentile(ack, 0.99),
+      nodes_lag_p50_ms: percentile(seen, 0.5),
+      nodes_lag_p99_ms: percentile(seen, 0.99),
+      nodes_failover_call_ms: manual.calledMs,
+      nodes_failover_writable_ms: manual.writableMs,
+      nodes_failover_acked: manual.acked,
+      nodes_failover_lost: manual.lost,
+    };
+  } finally {
+    await s.cluster.close();
+  }
+  const auto = await setup("benchauto", { ...env, SHOAL_FAILOVER_AFTER_MS: "1000" });
+  try {
+    const r = await failover(auto, false);
+    Object.assign(out, {
+      nodes_auto_failover_writable_ms: r.writableMs,
+      nodes_auto_failover_acked: r.acked,
+      nodes_auto_failover_lost: r.lost,
+    });
+  } finally {
+    await auto.cluster.close();
+  }
+  const f = out as Record<string, number>;
+  console.log(`\nGroups across nodes (loopback, two processes, one PostgreSQL; lease ${leaseMs} ms)`);
+  console.log(
+    table(
+      ["figure", "p50", "p99"],
+      [
+        [
+          "write acknowledged by A",
+          `${fmt(f.nodes_write_ack_p50_ms!, 2)} ms`,
+          `${fmt(f.nodes_write_ack_p99_ms!, 2)} ms`,
+        ],
+        ["replication lag A -> B", `${fmt(f.nodes_lag_p50_ms!, 2)} ms`, `${fmt(f.nodes_lag_p99_ms!, 2)} ms`],
+        [
+          "lag / write ack",
+          fmt(f.nodes_lag_p50_ms! / f.nodes_write_ack_p50_ms!, 2),
+          fmt(f.nodes_lag_p99_ms! / f.nodes_write_ack_p99_ms!, 2),
+        ],
+      ],
+    ),
+  );
+  console.log(
+    table(
+      ["failover after SIGKILL of A", "call answered", "first write at B", "writes acked by A", "lost"],
+      [
+        [
+          "administrator's call at once",
+          `${fmt(f.nodes_failover_call_ms!)} ms`,
+          `${fmt(f.nodes_failover_writable_ms!)} ms`,
+          String(f.nodes_failover_acked),
+          String(f.nodes_failover_lost),
+        ],
+        [
+          "automatic (SHOAL_FAILOVER_AFTER_MS=1000)",
+          "-",
+          `${fmt(f.nodes_auto_failover_writable_ms!)} ms`,
+          String(f.nodes_auto_failover_acked),
+          String(f.nodes_auto_failover_lost),
+        ],
+      ],
+    ),
+  );
+  return out;
+}

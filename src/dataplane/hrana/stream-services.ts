@@ -1,0 +1,35 @@
+import type { DataAccess } from "../../domain/data-access/open.js";
+import type { EngineConnection } from "../../engine/connection.js";
+import type { FrameLogs } from "../../engine/frame-logs.js";
+import type { ConnectionPool } from "../../engine/pool.js";
+import type { UsageMeter } from "../../hosting/usage-meter.js";
+import type { AttachTarget } from "./authorize.js";
+import type { StreamCounts } from "./stream-limits.js";
+
+/** What a Hrana stream stands on: the engine's parts, the meter, its limits and the write fence. */
+export interface StreamLimits {
+  /** An interactive write transaction is rolled back after this long. */
+  txnTimeoutMs: number;
+  /** How long a writer waits for another stream's write transaction. */
+  lockWaitMs: number;
+}
+
+export interface StreamServices {
+  pool: ConnectionPool;
+  /** Told about every write transaction that ends, for replication. */
+  frameLogs: FrameLogs;
+  meter: UsageMeter;
+  limits: StreamLimits;
+  /** Open streams per database, held to their limit. */
+  streamCounts: StreamCounts;
+  /** Resolves an `ATTACH` target: a database of the same organization, by name. */
+  resolveAttach(access: DataAccess, name: string): Promise<AttachTarget | undefined>;
+  /** Whether this node may write to the database's primary now (its lease; see hosting/primary-leases.ts). */
+  fence?: {
+    mayWrite(database: DataAccess["database"]): boolean;
+    /** Renews the leases; throws when this node still may not write. */
+    acquire(database: DataAccess["database"]): Promise<void>;
+  };
+  /** Told, on the committing connection, about each committed transaction of a schema database that ran DDL. */
+  schemaChanged?(access: DataAccess, conn: EngineConnection, statements: string[]): void;
+}

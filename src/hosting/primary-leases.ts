@@ -1,0 +1,178 @@
+import type { Logger } from "../lib/logger.js";
+import type { Store } from "../store/store.js";
+
+/** A lease this node holds: its epoch, when writes may start (wall clock), until when (monotonic). */
+interface Held {
+  epoch: number;
+  validFrom: number;
+  until: number;
+}
+
+export interface LeaseParts {
+  store: Store;
+  log: Logger;
+  nodeId: string;
+  /** Locations this node holds. */
+  locations(): ReadonlySet<string>;
+  /** How long a lease lasts without renewal (`SHOAL_PRIMARY_LEASE_MS`). */
+  leaseMs: number;
+  /** Fail over a group whose lease ran out this long ago (`SHOAL_FAILOVER_AFTER_MS`; 0: never). */
+  failoverAfterMs: number;
+  /** The primary of a group moved away from this node: its files here become replicas. */
+  lost(groupId: string): Promise<void>;
+  /** Makes `location` (held here) the group's primary; see hosting/failover.ts. */
+  failover(groupId: string, location: string, reason: string): Promise<unknown>;
+}
+
+/**
+ * The leases of the primaries this node serves, kept in the store with a fencing epoch. A node
+ * writes to a group's primary only while it holds the group's lease at the epoch in the store and
+ * its own clock says the lease hasn't run out: it measures the lease from before the renewal was
+ * sent, so it stops writing no later than the store's `expires_at` (clocks may drift apart by less
+ * than the lease's length; keep them synchronised). A failover moves the epoch on and sets the new
+ * lease's `valid_from` to the old one's expiry, so the two never overlap.
+ */
+export class PrimaryLeases {
+  private readonly held = new Map<string, Held>();
+  private timer: NodeJS.Timeout | undefined;
+  private running: Promise<void> = Promise.resolve();
+  private asked: Promise<void> | undefined;
+
+  constructor(private readonly parts: LeaseParts) {}
+
+  /** Whether this node may write to the primaries of group `groupId` now. */
+  mayWrite(groupId: string): boolean {
+    const l = this.held.get(groupId);
+    return l !== undefined && Date.now() >= l.validFrom && performance.now() < l.until;
+  }
+
+  /**
+   * Whether this node may write to the group's primaries, renewing the leases first when it holds
+   * none for the group (a group created since the last round). Rounds asked for at once share one.
+   */
+  async acquire(groupId: string): Promise<boolean> {
+    if (this.mayWrite(groupId)) return true;
+    this.asked ??= this.running
+      .then(() => this.tick())
+      .finally(() => {
+        this.asked = undefined;
+      });
+    this.running = this.asked;
+    await this.asked;
+    return this.mayWrite(groupId);
+  }
+
+  /** When this node's lease of the group lets writes start (ms since the epoch), if it holds one. */
+  validFrom(groupId: string): number | undefined {
+    return this.held.get(groupId)?.validFrom;
+  }
+
+  /** Holds a lease just written by a failover on this node. */
+  adopt(groupId: string, epoch: number, validFrom: number, sentAt: number): void {
+    this.held.set(groupId, { epoch, validFrom, until: sentAt + this.parts.leaseMs });
+  }
+
+  /** Takes and renews leases now, then every third of a lease. */
+  async start(): Promise<void> {
+    await this.tick();
+    this.timer = setInterval(
+      () => {
+        this.running = this.running.then(() => this.tick());
+      },
+      Math.max(100, Math.floor(this.parts.leaseMs / 3)),
+    );
+    this.timer.unref();
+  }
+
+  async stop(): Promise<void> {
+    if (this.timer) clearInterval(this.timer);
+    this.timer = undefined;
+    await this.running;
+  }
+
+  /** One round: renew or take the leases of this node's primaries, drop the others, fail over. */
+  async tick(): Promise<void> {
+    try {
+      await this.renew();
+      if (this.parts.failoverAfterMs > 0) await this.failoverExpired();
+    } catch (e) {
+      this.parts.log.warn({ err: e }, "could not renew the primaries' leases; will retry");
+    }
+  }
+
+  private async renew(): Promise<void> {
+    const { store, nodeId, leaseMs } = this.parts;
+    const sentAt = performance.now();
+    const now = Date.now();
+    const expires = new Date(now + leaseMs).toISOString();
+    const locations = [...this.parts.locations()];
+    const rows = await store.read((r) => r.leases.primariesIn(locations));
+    // One statement renews every lease this node holds, however many groups it serves.
+    const renewed = await store.write((r) => r.leases.renewAll(nodeId, locations, expires));
+    const ours = new Map(renewed.map((l) => [l.group_id, l]));
+    const seen = new Set<string>();
+    for (const row of rows) {
+      seen.add(row.group_id);
+      const mine = ours.get(row.group_id);
+      if (mine && row.location === row.primary_location) {
+        this.adopt(row.group_id, mine.epoch, Date.parse(mine.valid_from), sentAt);
+        continue;
+      }
+      this.held.delete(row.group_id);
+      // No lease yet, or another's that ran out (the location changed hands): take the next epoch.
+      if (row.epoch === null || Date.parse(row.expires_at!) < now) {
+        await this.take(row.group_id, row.epoch, row.primary_location, now, sentAt);
+      }
+    }
+    for (const groupId of [...this.held.keys()]) {
+      if (seen.has(groupId)) continue;
+      this.held.delete(groupId);
+      this.parts.log.warn(
+        { group: groupId },
+        "this node no longer holds a group's primary; its files here become replicas",
+      );
+      await this.parts.lost(groupId);
+    }
+  }
+
+  /** Takes the next epoch of a group's lease (none yet, or the last one ran out). */
+  private async take(groupId: string, epoch: number | null, location: string, now: number, sentAt: number) {
+    const lease = {
+      group_id: groupId,
+      epoch: (epoch ?? 0) + 1,
+      location,
+      node_id: this.parts.nodeId,
+      valid_from: new Date(now).toISOString(),
+      expires_at: new Date(now + this.parts.leaseMs).toISOString(),
+      promoted_from: null,
+    };
+    const took = await this.parts.store.write(async (r) => {
+      await r.groups.lock(groupId);
+      const current = await r.leases.find(groupId);
+      if (!current) await r.leases.insert(lease);
+      else if (current.epoch === epoch) await r.leases.replace(lease);
+      else return false;
+      return true;
+    });
+    if (took) this.adopt(groupId, lease.epoch, now, sentAt);
+  }
+
+  /** Automatic failover: a group whose primary's lease ran out long enough ago moves here. */
+  private async failoverExpired(): Promise<void> {
+    const now = Date.now();
+    const rows = await this.parts.store.read((r) => r.leases.replicaGroupsIn([...this.parts.locations()]));
+    const tried = new Set<string>();
+    for (const row of rows) {
+      if (tried.has(row.group_id) || row.expires_at === null) continue;
+      tried.add(row.group_id);
+      const expiredFor = now - Date.parse(row.expires_at);
+      if (expiredFor < this.parts.failoverAfterMs) continue;
+      const reason = `the primary's lease ran out ${Math.round(expiredFor / 1000)} s ago`;
+      await this.parts
+        .failover(row.group_id, row.candidate, reason)
+        .catch((e: unknown) =>
+          this.parts.log.error({ err: e, group: row.group_id }, "automatic failover failed"),
+        );
+    }
+  }
+}

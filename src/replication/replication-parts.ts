@@ -1,0 +1,34 @@
+import type { DatabaseLookup } from "../domain/data-access/ports.js";
+import type { FrameLogs } from "../engine/frame-logs.js";
+import type { InstanceFiles } from "../engine/instance-files.js";
+import type { Logger } from "../lib/logger.js";
+import type { SigningKey } from "../lib/signing-keys.js";
+import type { Clock } from "../lib/time.js";
+
+/** What replication reaches: primaries' files and logs, database records, the token key. */
+export interface ReplicationParts {
+  files: Pick<InstanceFiles, "path">;
+  frameLogs: Pick<FrameLogs, "get">;
+  directory: Pick<DatabaseLookup, "find">;
+  /** Signs the replicas' own read-only tokens. */
+  dbTokenKey: SigningKey;
+  clock: Clock;
+  log: Logger;
+  /** Other nodes: where a primary held elsewhere is served, and replicas held elsewhere. */
+  peers?: ReplicaPeers;
+  /** How often a replica whose primary is on another node pulls without being told (ms). */
+  remotePollMs?: number;
+}
+
+/** What replication needs to know about the other nodes (`hosting/node-peers.ts`). */
+export interface ReplicaPeers {
+  holds(location: string): boolean;
+  /** Base URL of the node serving the database's primary; undefined when it is this node. */
+  primaryUrl(dbId: string): Promise<string | undefined>;
+  /** The database's primary location (undefined: no such database). */
+  primaryLocation(dbId: string): Promise<string | undefined>;
+  /** Locations of the database's group whose replicas other nodes keep. */
+  remoteLocations(dbId: string): string[];
+  /** Has the replica of `dbId` in `location`, kept by another node, pull now. */
+  notify(dbId: string, location: string): void;
+}

@@ -1,0 +1,95 @@
+/**
+ * Several real `shoal` processes on loopback, each with its own data folder and its own
+ * locations (`SHOAL_NODE_LOCATIONS`), sharing one real PostgreSQL server started for the file.
+ */
+import { cp, mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { loadOrCreateSigningKey } from "../../src/lib/signing-keys.js";
+import { pipeline, sql } from "./dataplane.js";
+import { type PostgresServer, startPostgres } from "./postgres.js";
+import { type ShoalProcess, spawnShoal } from "./process.js";
+import { ADMIN_TOKEN } from "./shoal.js";
+
+export const EAST = "aws-us-east-1";
+export const WEST = "aws-eu-west-1";
+
+export interface Cluster {
+  metadataUrl: string;
+  /** Data folder of each node by id (kept across restarts). */
+  dirs: Map<string, string>;
+  start(id: string, locations: string, extra?: Record<string, string>): Promise<ShoalProcess>;
+  close(): Promise<void>;
+}
+
+/** A PostgreSQL server and a key folder every node gets a copy of; nodes start on demand. */
+export async function startCluster(): Promise<Cluster> {
+  const server: PostgresServer = await startPostgres();
+  const metadataUrl = await server.newDatabase();
+  const keys = await mkdtemp(path.join(tmpdir(), "shoal-keys-"));
+  await loadOrCreateSigningKey(keys, "db-tokens");
+  await loadOrCreateSigningKey(keys, "api-tokens");
+  const dirs = new Map<string, string>();
+  const procs: ShoalProcess[] = [];
+  return {
+    metadataUrl,
+    dirs,
+    async start(id, locations, extra = {}) {
+      let dir = dirs.get(id);
+      if (!dir) {
+        dir = await mkdtemp(path.join(tmpdir(), `shoal-${id}-`));
+        await cp(keys, path.join(dir, "keys"), { recursive: true });
+        dirs.set(id, dir);
+      }
+      const p = await spawnShoal({
+        SHOAL_DATA_DIR: dir,
+        SHOAL_METADATA_URL: metadataUrl,
+        SHOAL_ADMIN_TOKEN: ADMIN_TOKEN,
+        SHOAL_NODE_ID: id,
+        SHOAL_NODE_LOCATIONS: locations,
+        SHOAL_LOG_LEVEL: "info",
+        ...extra,
+      });
+      procs.push(p);
+      return p;
+    },
+    async close() {
+      for (const p of procs) p.proc.kill("SIGKILL");
+      await Promise.all(procs.map((p) => p.exited));
+      await Promise.all([...dirs.values(), keys].map((d) => rm(d, { recursive: true, force: true })));
+      await server.stop();
+    },
+  };
+}
+
+/** Runs one statement at `base` (a database URL ending in `/`); throws on any failure. */
+export async function run(base: string, token: string, text: string, args: unknown[] = []): Promise<any> {
+  const r = await pipeline(base, token, { requests: [sql(text, args), { type: "close" }] });
+  const first = r.body?.results?.[0];
+  if (r.status !== 200 || first?.type !== "ok") {
+    throw new Error(`${text} at ${base}: ${r.status} ${JSON.stringify(r.body)}`);
+  }
+  return first.response.result;
+}
+
+/** The rows of a query as plain values (integers as numbers). */
+export async function rows(base: string, token: string, text: string): Promise<unknown[][]> {
+  const result = await run(base, token, text);
+  return result.rows.map((row: Array<{ type: string; value?: unknown }>) =>
+    row.map((v) => (v.type === "integer" ? Number(v.value) : (v.value ?? null))),
+  );
+}
+
+/** Retries `check` every 20 ms until it passes or `ms` have gone by. */
+export async function within(ms: number, check: () => Promise<void>): Promise<number> {
+  const started = Date.now();
+  for (;;) {
+    try {
+      await check();
+      return Date.now() - started;
+    } catch (e) {
+      if (Date.now() - started > ms) throw e;
+      await new Promise((r) => setTimeout(r, 20));
+    }
+  }
+}

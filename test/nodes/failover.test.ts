@@ -1,0 +1,168 @@
+/**
+ * Failover between two `shoal` processes sharing one PostgreSQL store: the node holding the
+ * primary is killed, reads go on at the other location, an administrator moves the primary there,
+ * and the old primary comes back as a replica that never accepts a write and discards what the new
+ * primary never got.
+ */
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { type Client, client } from "../helpers/http.js";
+import { type Cluster, EAST, rows, run, startCluster, WEST, within } from "../helpers/nodes.js";
+import type { ShoalProcess } from "../helpers/process.js";
+import { ADMIN_TOKEN } from "../helpers/shoal.js";
+
+/** Short leases keep the test quick: the failover waits for the old lease to run out. */
+const LEASE = { SHOAL_PRIMARY_LEASE_MS: "2000" };
+let cluster: Cluster;
+let a: ShoalProcess;
+let b: ShoalProcess;
+let userToken: string;
+let token: string;
+const org = "mover";
+const api = (p: ShoalProcess): Client => client(p.url, userToken);
+const primaryAt = (p: ShoalProcess) => `${p.url}/db/${org}/d1/`;
+const atB = () => `${b.url}/db/${org}/d1@${WEST}/`;
+const atA = () => `${a.url}/db/${org}/d1@${EAST}/`;
+
+beforeAll(async () => {
+  cluster = await startCluster();
+  [a, b] = await Promise.all([cluster.start("node-a", EAST, LEASE), cluster.start("node-b", WEST, LEASE)]);
+  const user = await client(a.url, ADMIN_TOKEN).post("/v1/admin/users", {
+    username: org,
+    email: `${org}@example.com`,
+  });
+  userToken = user.body.token;
+  expect((await api(a).post(`/v1/organizations/${org}/groups`, { name: "g", location: EAST })).status).toBe(
+    200,
+  );
+  expect((await api(a).post(`/v1/organizations/${org}/databases`, { name: "d1", group: "g" })).status).toBe(
+    200,
+  );
+  expect((await api(a).post(`/v1/organizations/${org}/groups/g/locations/${WEST}`)).status).toBe(200);
+  token = (await api(a).post(`/v1/organizations/${org}/databases/d1/auth/tokens`)).body.jwt;
+  await run(primaryAt(a), token, "CREATE TABLE t (id INTEGER PRIMARY KEY, v TEXT)");
+  for (let i = 0; i < 5; i++) await run(primaryAt(a), token, `INSERT INTO t (v) VALUES ('a${i}')`);
+  await within(2000, async () => {
+    expect(await rows(atB(), token, "SELECT count(*) FROM t")).toEqual([[5]]);
+  });
+}, 120_000);
+
+afterAll(async () => {
+  if (process.env.SHOW_NODE_LOGS)
+    for (const p of [a, b])
+      console.log(
+        p
+          ?.output()
+          .split("\n")
+          .filter((l) => /"level":(40|50)/.test(l))
+          .join("\n"),
+      );
+  await cluster?.close();
+});
+
+describe("failover between two nodes", () => {
+  it("keeps serving reads at B after A is killed", async () => {
+    // A write B never gets: B is frozen while A acknowledges it, then A dies.
+    b.proc.kill("SIGSTOP");
+    await run(primaryAt(a), token, "INSERT INTO t (v) VALUES ('never replicated')");
+    a.proc.kill("SIGKILL");
+    await a.exited;
+    b.proc.kill("SIGCONT");
+    expect(await rows(atB(), token, "SELECT count(*) FROM t")).toEqual([[5]]);
+  });
+
+  it("refuses a failover from anyone but the instance administrator, and to a location outside the group", async () => {
+    const byUser = await api(b).post(`/v1/admin/groups/${org}/g/failover`, { location: WEST });
+    expect(byUser.status, byUser.text).toBe(403);
+    const admin = client(b.url, ADMIN_TOKEN);
+    const outside = await admin.post(`/v1/admin/groups/${org}/g/failover`, { location: "aws-ap-south-1" });
+    expect(outside.status, outside.text).toBe(400);
+    const already = await admin.post(`/v1/admin/groups/${org}/g/failover`, { location: EAST });
+    expect(already.status, already.text).toBe(409);
+  });
+
+  it("makes B the primary on an administrator's call, and writes succeed there", async () => {
+    const moved = await client(b.url, ADMIN_TOKEN).post(`/v1/admin/groups/${org}/g/failover`, {
+      location: WEST,
+    });
+    expect(moved.status, moved.text).toBe(200);
+    expect(moved.body).toMatchObject({ group: "g", primary: WEST, epoch: 2, databases: 1 });
+    await run(primaryAt(b), token, "INSERT INTO t (v) VALUES ('on B')");
+    expect(await rows(primaryAt(b), token, "SELECT v FROM t ORDER BY id")).toEqual([
+      ["a0"],
+      ["a1"],
+      ["a2"],
+      ["a3"],
+      ["a4"],
+      ["on B"],
+    ]);
+    const g = await api(b).get(`/v1/organizations/${org}/groups/g`);
+    expect(g.body.group.primary).toBe(WEST);
+  });
+
+  it("brings A back as a replica that accepts no write of its own and doesn't diverge", async () => {
+    a = await cluster.start("node-a", EAST, LEASE);
+    expect(a.output()).toMatch(/discarding this former primary's frames/);
+    // A's own primary route no longer serves the database: the primary is B's.
+    const refused = await fetch(`${primaryAt(a)}v2/pipeline`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${token}`, "content-type": "application/json" },
+      body: JSON.stringify({
+        requests: [{ type: "execute", stmt: { sql: "INSERT INTO t (v) VALUES ('x')" } }],
+      }),
+    });
+    expect(refused.status).toBe(421);
+    // A write sent to A's location lands on B, and A reads it at once.
+    await run(atA(), token, "INSERT INTO t (v) VALUES ('via A')");
+    const whole = [["a0"], ["a1"], ["a2"], ["a3"], ["a4"], ["on B"], ["via A"]];
+    expect(await rows(primaryAt(b), token, "SELECT v FROM t ORDER BY id")).toEqual(whole);
+    await within(2000, async () => {
+      expect(await rows(atA(), token, "SELECT v FROM t ORDER BY id")).toEqual(whole);
+    });
+  });
+
+  it("fences a live primary: after a failover back to A, B refuses writes and follows A", async () => {
+    const moved = await client(a.url, ADMIN_TOKEN).post(`/v1/admin/groups/${org}/g/failover`, {
+      location: EAST,
+    });
+    expect(moved.status, moved.text).toBe(200);
+    expect(moved.body.epoch).toBe(3);
+    await run(primaryAt(a), token, "INSERT INTO t (v) VALUES ('back on A')");
+    await within(4000, async () => {
+      expect(await rows(atB(), token, "SELECT count(*) FROM t WHERE v = 'back on A'")).toEqual([[1]]);
+    });
+    const stale = await fetch(`${primaryAt(b)}v2/pipeline`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${token}`, "content-type": "application/json" },
+      body: JSON.stringify({
+        requests: [{ type: "execute", stmt: { sql: "INSERT INTO t (v) VALUES ('stale')" } }],
+      }),
+    });
+    const body = (await stale.json()) as any;
+    expect(
+      stale.status === 421 || body.results?.[0]?.error?.code === "PRIMARY_NOT_LEASED",
+      JSON.stringify(body),
+    ).toBe(true);
+    expect(await rows(primaryAt(a), token, "SELECT count(*) FROM t WHERE v = 'stale'")).toEqual([[0]]);
+  });
+
+  it("fails over by itself once the primary's lease has run out for SHOAL_FAILOVER_AFTER_MS", async () => {
+    b.proc.kill("SIGKILL");
+    await b.exited;
+    b = await cluster.start("node-b", WEST, { ...LEASE, SHOAL_FAILOVER_AFTER_MS: "500" });
+    await run(primaryAt(a), token, "INSERT INTO t (v) VALUES ('before the crash')");
+    await within(3000, async () => {
+      expect(await rows(atB(), token, "SELECT count(*) FROM t WHERE v = 'before the crash'")).toEqual([[1]]);
+    });
+    a.proc.kill("SIGKILL");
+    await a.exited;
+    // The lease (2 s) runs out, then 0.5 s more, then B's next lease round (every 2/3 s) takes over.
+    await within(8000, async () => {
+      await run(primaryAt(b), token, "INSERT INTO t (v) VALUES ('after automatic failover')");
+    });
+    expect(await rows(primaryAt(b), token, "SELECT count(*) FROM t WHERE v = 'before the crash'")).toEqual([
+      [1],
+    ]);
+    const g = await api(b).get(`/v1/organizations/${org}/groups/g`);
+    expect(g.body.group.primary).toBe(WEST);
+  });
+});

@@ -1,0 +1,137 @@
+/**
+ * A group whose locations two `shoal` processes hold: node A holds the primary's location, node B
+ * another. B keeps a replica of every database of the group that follows A over the network,
+ * serves reads, forwards writes with read-your-writes, and catches up after a restart.
+ */
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { type Client, client } from "../helpers/http.js";
+import { type Cluster, EAST, rows, run, startCluster, WEST, within } from "../helpers/nodes.js";
+import type { ShoalProcess } from "../helpers/process.js";
+import { ADMIN_TOKEN } from "../helpers/shoal.js";
+
+let cluster: Cluster;
+let a: ShoalProcess;
+let b: ShoalProcess;
+let userToken: string;
+const api = (): Client => client(a.url, userToken);
+let token: string;
+const org = "spanner";
+const atA = () => `${a.url}/db/${org}/d1/`;
+const atB = () => `${b.url}/db/${org}/d1@${WEST}/`;
+
+beforeAll(async () => {
+  cluster = await startCluster();
+  [a, b] = await Promise.all([cluster.start("node-a", EAST), cluster.start("node-b", WEST)]);
+  const user = await client(a.url, ADMIN_TOKEN).post("/v1/admin/users", {
+    username: org,
+    email: `${org}@example.com`,
+  });
+  expect(user.status, user.text).toBe(200);
+  userToken = user.body.token;
+  expect((await api().post(`/v1/organizations/${org}/groups`, { name: "g", location: EAST })).status).toBe(
+    200,
+  );
+  const db = await api().post(`/v1/organizations/${org}/databases`, { name: "d1", group: "g" });
+  expect(db.status, db.text).toBe(200);
+  token = (await api().post(`/v1/organizations/${org}/databases/d1/auth/tokens`)).body.jwt;
+  await run(atA(), token, "CREATE TABLE t (id INTEGER PRIMARY KEY, v TEXT)");
+  await run(atA(), token, "INSERT INTO t (v) VALUES ('before B')");
+}, 120_000);
+
+afterAll(async () => {
+  await cluster?.close();
+});
+
+describe("a group spanning two nodes", () => {
+  it("adds B's location through A: the call goes to B, which builds the replica from A", async () => {
+    const added = await api().post(`/v1/organizations/${org}/groups/g/locations/${WEST}`);
+    expect(added.status, added.text).toBe(200);
+    expect(added.headers.get("x-shoal-served-by")).toBe("node-b");
+    expect(added.body.group.locations.sort()).toEqual([EAST, WEST].sort());
+    expect(await rows(atB(), token, "SELECT v FROM t")).toEqual([["before B"]]);
+  });
+
+  it("has a write through A read at B's location within one second", async () => {
+    await run(atA(), token, "INSERT INTO t (v) VALUES ('from A')");
+    await within(1000, async () => {
+      expect(await rows(atB(), token, "SELECT v FROM t ORDER BY id")).toEqual([["before B"], ["from A"]]);
+    });
+  });
+
+  it("lands a write sent to B on A, and its writer reads it at B at once", async () => {
+    const result = await run(atB(), token, "INSERT INTO t (v) VALUES ('from B')");
+    expect(result.affected_row_count).toBe(1);
+    // A fresh request (a new stream) at B already sees it: the write's answer waited for B's replica.
+    expect(await rows(atB(), token, "SELECT count(*) FROM t WHERE v = 'from B'")).toEqual([[1]]);
+    expect(await rows(atA(), token, "SELECT count(*) FROM t WHERE v = 'from B'")).toEqual([[1]]);
+  });
+
+  it("runs an interactive transaction sent to B on A", async () => {
+    const r = await fetch(`${atB()}v3/pipeline`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${token}`, "content-type": "application/json" },
+      body: JSON.stringify({
+        requests: [
+          { type: "execute", stmt: { sql: "BEGIN" } },
+          { type: "execute", stmt: { sql: "INSERT INTO t (v) VALUES ('txn')" } },
+          { type: "execute", stmt: { sql: "SELECT count(*) FROM t WHERE v = 'txn'" } },
+          { type: "execute", stmt: { sql: "COMMIT" } },
+          { type: "close" },
+        ],
+      }),
+    });
+    const body = (await r.json()) as any;
+    expect(body.results.map((x: any) => x.type)).toEqual(["ok", "ok", "ok", "ok", "ok"]);
+    expect(body.results[2].response.result.rows).toEqual([[{ type: "integer", value: "1" }]]);
+    expect(await rows(atB(), token, "SELECT count(*) FROM t WHERE v = 'txn'")).toEqual([[1]]);
+  });
+
+  it("refuses a write at B with the token's own rights (a read-only token)", async () => {
+    const ro = (await api().post(`/v1/organizations/${org}/databases/d1/auth/tokens?authorization=read-only`))
+      .body.jwt as string;
+    expect(await rows(atB(), ro, "SELECT count(*) FROM t WHERE v = 'from A'")).toEqual([[1]]);
+    await expect(run(atB(), ro, "INSERT INTO t (v) VALUES ('nope')")).rejects.toThrow(
+      /SQLITE_READONLY|read/i,
+    );
+  });
+
+  it("builds B's replica of a database created in the group afterwards", async () => {
+    const db = await api().post(`/v1/organizations/${org}/databases`, { name: "d2", group: "g" });
+    expect(db.status, db.text).toBe(200);
+    const t2 = (await api().post(`/v1/organizations/${org}/databases/d2/auth/tokens`)).body.jwt as string;
+    await run(`${a.url}/db/${org}/d2/`, t2, "CREATE TABLE x (n)");
+    await run(`${b.url}/db/${org}/d2@${WEST}/`, t2, "INSERT INTO x VALUES (42)");
+    expect(await rows(`${b.url}/db/${org}/d2@${WEST}/`, t2, "SELECT n FROM x")).toEqual([[42]]);
+  });
+
+  it("catches up at B after B restarts while A took writes", async () => {
+    b.proc.kill("SIGKILL");
+    await b.exited;
+    await run(atA(), token, "INSERT INTO t (v) VALUES ('while B was down')");
+    b = await cluster.start("node-b", WEST);
+    await within(2000, async () => {
+      expect(await rows(atB(), token, "SELECT count(*) FROM t WHERE v = 'while B was down'")).toEqual([[1]]);
+    });
+  });
+
+  it("catches up at B after A restarts", async () => {
+    a.proc.kill("SIGKILL");
+    await a.exited;
+    a = await cluster.start("node-a", EAST);
+    await run(atA(), token, "INSERT INTO t (v) VALUES ('after A restarted')");
+    await within(2000, async () => {
+      expect(await rows(atB(), token, "SELECT count(*) FROM t WHERE v = 'after A restarted'")).toEqual([[1]]);
+    });
+  });
+
+  it("removes B's replicas with B's location", async () => {
+    const removed = await api().delete(`/v1/organizations/${org}/groups/g/locations/${WEST}`);
+    expect(removed.status, removed.text).toBe(200);
+    const r = await fetch(`${atB()}v2/pipeline`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${token}`, "content-type": "application/json" },
+      body: JSON.stringify({ requests: [{ type: "execute", stmt: { sql: "SELECT 1" } }] }),
+    });
+    expect(r.status).toBe(421);
+  });
+});
