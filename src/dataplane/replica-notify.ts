@@ -4,6 +4,8 @@ import type { DataAccessPorts } from "../domain/data-access/ports.js";
 
 /** What the data plane needs of the other nodes (`hosting/node-peers.ts`). */
 export interface DataPlanePeers {
+  /** This node's id, named on the requests it sends to another node's primary. */
+  readonly nodeId: string;
   /** The calling node's id for a valid node-to-node token; undefined otherwise. */
   verify(token: string | undefined): Promise<string | undefined>;
   /** Base URL of the node holding `location`; undefined when it is this node (or none). */

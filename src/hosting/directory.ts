@@ -70,6 +70,11 @@ export class DatabaseDirectory implements DatabaseLookup, DataPlaneCache {
     return p;
   }
 
+  reload(locator: DatabaseLocator): Promise<DataPlaneDatabase | undefined> {
+    this.entries.delete(keyOf(locator));
+    return this.find(locator);
+  }
+
   /** Forgets everything; called after any local change to databases, groups or tokens. */
   invalidate(): void {
     this.entries.clear();

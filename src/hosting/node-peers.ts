@@ -38,6 +38,11 @@ export interface NodePeerParts {
  */
 export class NodePeers {
   private readonly holders = new Map<string, { url: string | undefined; at: number }>();
+
+  get nodeId(): string {
+    return this.parts.nodeId;
+  }
+
   /** Notifications in flight per replica, and whether another is due after it. */
   private readonly inFlight = new Map<string, boolean>();
   /** The last record seen of each database that committed here (its group's locations). */

@@ -132,6 +132,8 @@ describe("a group spanning two nodes", () => {
       headers: { authorization: `Bearer ${token}`, "content-type": "application/json" },
       body: JSON.stringify({ requests: [{ type: "execute", stmt: { sql: "SELECT 1" } }] }),
     });
-    expect(r.status).toBe(421);
+    // The location is gone from the group: whichever node answers, it names what is missing.
+    expect(r.status).toBe(404);
+    expect(await r.json()).toMatchObject({ code: "INSTANCE_NOT_FOUND" });
   });
 });

@@ -113,6 +113,9 @@ export class Forwarder {
 
   /** Synchronous when the database's record and its holder are cached (the common case). */
   private decide(route: DataRoute, req: IncomingMessage): Decision | Promise<Decision> {
+    // `/replication/<id>/...`: node-to-node traffic (a replica's sync, a "pull now" notice) that
+    // Shoal itself addresses to the node it means; never sent on.
+    if ("id" in route.locator) return HERE;
     const cached = this.parts.directory.peek(route.locator);
     if (cached) return this.placed(cached, route, req);
     // A database that can't be looked up is the local data plane's to answer (404, 503).
@@ -123,6 +126,10 @@ export class Forwarder {
   }
 
   private placed(d: DataPlaneDatabase, route: DataRoute, req: IncomingMessage): Decision | Promise<Decision> {
+    // Another node sending on its location's writes (hrana/remote-primary-stream.ts) wants the
+    // primary: this node serves them when it holds it, instead of sending them back to the sender.
+    if (typeof req.headers[FORWARDED_BY] === "string" && this.parts.placement.holds(d.primary_location))
+      return HERE;
     // The instance asked for (a location of the group), else the primary: its holder serves it.
     const location =
       route.location && d.locations.includes(route.location) ? route.location : d.primary_location;

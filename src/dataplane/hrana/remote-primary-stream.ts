@@ -1,5 +1,6 @@
 import type { DataAccess } from "../../domain/data-access/open.js";
 import type { ExecResult, SqlValue } from "../../engine/connection.js";
+import { FORWARDED_BY } from "../forward/proof.js";
 import type { DataPlanePeers } from "../replica-notify.js";
 import { HranaError, ProtocolError } from "./errors.js";
 import type { Batch, Stmt } from "./requests.js";
@@ -108,6 +109,9 @@ export class RemotePrimaryStream implements SqlStream {
         headers: {
           authorization: `Bearer ${this.access.primaryElsewhere?.token ?? ""}`,
           "content-type": "application/json",
+          // Names this node, so the primary's node serves the request itself rather than send it
+          // back to the node holding the location (see forward/forwarder.ts).
+          [FORWARDED_BY]: this.peers.nodeId,
         },
         body: JSON.stringify({ baton: this.baton, requests: [...requests, { type: "get_autocommit" }] }),
         signal: AbortSignal.timeout(FORWARD_TIMEOUT_MS),

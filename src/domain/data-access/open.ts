@@ -40,7 +40,11 @@ export async function openDataAccess(
   /** The location the request asked for, if any. */
   at?: string,
 ): Promise<DataAccess> {
-  const database = await deps.directory.find(locator);
+  let database = await deps.directory.find(locator);
+  // A location the cached record lacks may have been added a moment ago by another node (the
+  // cache is up to DIRECTORY_TTL_MS old): read the store again before refusing it.
+  if (database && at !== undefined && !database.locations.includes(at))
+    database = await deps.directory.reload(locator);
   if (!database) throw dataAccessErrors.noDatabase();
   if (!token) {
     throw dataAccessErrors.missingToken();
@@ -67,6 +71,7 @@ export function openDataAccessCached(
   const database = deps.directory.peek(locator);
   const claims = token ? deps.tokenVerifier.cached(token) : undefined;
   if (!database || !token || !claims || checkScope(database, claims) === "foreign") return undefined;
+  if (at !== undefined && !database.locations.includes(at)) return undefined;
   return grant(deps, database, claims, "sql", peer, at, token);
 }
 

@@ -26,6 +26,8 @@ export interface DataAccessPorts {
 /** The data plane's directory of databases (`hosting/directory.ts`), cached. */
 export interface DatabaseLookup {
   find(locator: DatabaseLocator): Promise<DataPlaneDatabase | undefined>;
+  /** The record read from the store again, whatever the cache holds. */
+  reload(locator: DatabaseLocator): Promise<DataPlaneDatabase | undefined>;
   /** The cached record, if fresh; no store access. */
   peek(locator: DatabaseLocator): DataPlaneDatabase | undefined;
   /** File of a database's primary instance. */
