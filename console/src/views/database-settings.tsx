@@ -46,7 +46,10 @@ export function DatabaseSettings({ base }: { base: string }) {
     );
     if (done) {
       setSaved("Settings saved. The data plane applies them from the next statement.");
-      config.reload();
+      // The answer is the configuration now in force. Taking it here, rather than loading it again,
+      // can't overwrite what the person starts typing after the save with a late answer.
+      setForm(done);
+      setIps(done.allowed_ips.join("\n"));
     }
   };
   return (
