@@ -36,13 +36,7 @@ export function DatabaseSettings({ base }: { base: string }) {
     e.preventDefault();
     setSaved(undefined);
     const done = await save.run(() =>
-      api.patch<DatabaseConfiguration>(`${base}/configuration`, {
-        size_limit: form.size_limit.trim() || "0",
-        block_reads: form.block_reads,
-        block_writes: form.block_writes,
-        delete_protection: form.delete_protection,
-        allowed_ips: addresses(ips),
-      }),
+      api.patch<DatabaseConfiguration>(`${base}/configuration`, changesOf(form, ips)),
     );
     if (done) {
       setSaved("Settings saved. The data plane applies them from the next statement.");
@@ -113,4 +107,15 @@ function Check(props: {
       {props.label}
     </label>
   );
+}
+
+/** What the settings form sends: the fields a person can change here. */
+function changesOf(form: DatabaseConfiguration, ips: string) {
+  return {
+    size_limit: form.size_limit.trim() || "0",
+    block_reads: form.block_reads,
+    block_writes: form.block_writes,
+    delete_protection: form.delete_protection,
+    allowed_ips: addresses(ips),
+  };
 }
