@@ -5,6 +5,9 @@ const shared = {
   // the native libsql addon is only safe in forked processes, not worker threads.
   pool: "forks" as const,
   testTimeout: 30_000,
+  // In-process Shoals don't go through main.ts, which sizes libsql's thread pool: give the test
+  // processes the pool a node with the default catalogue gets (2 statement threads + 6 locations).
+  env: { TOKIO_WORKER_THREADS: "8" },
   hookTimeout: 60_000,
 };
 
@@ -25,7 +28,7 @@ export default defineConfig({
           // These start Shoal processes on the embedded store whatever the project, or none at all:
           // once is enough (and `npm start`'s test may build dist/, which two projects shouldn't race on).
           exclude: ["test/service/start-stop.test.ts", "test/service/permissions.test.ts"],
-          env: { SHOAL_TEST_STORE: "postgres" },
+          env: { ...shared.env, SHOAL_TEST_STORE: "postgres" },
           globalSetup: ["test/global-setup-postgres.ts"],
         },
       },

@@ -41,7 +41,11 @@ export async function runFromCommandLine(argv: readonly string[] = process.argv.
   process.umask(0o077);
   // Statements that may run long run on the driver's own thread pool (tokio), which reads its
   // size once, when the process first opens a database: set it before anything does.
-  process.env.TOKIO_WORKER_THREADS = String(config.workers);
+  // The same pool also runs the location workers' replica syncs, each of which holds a thread
+  // while it waits for this process's own answer: leave one for each location besides the
+  // statements' share, so a burst of syncs (every replica pulls after a restart) can't take every
+  // thread and leave the statements they wait for with none.
+  process.env.TOKIO_WORKER_THREADS = String(config.workers + config.locations.length);
   const log = createLogger(config.logLevel);
   let shoal: Shoal;
   try {
