@@ -4,6 +4,7 @@ import type { NodeAddress } from "../../domain/cluster/holders.js";
 import { corsHeaders } from "../cors.js";
 import { type ForwardingMarks, requestHeaders, responseHeaders } from "./headers.js";
 import { forwardRefusals, type Refusal, refusalBody } from "./messages.js";
+import { BodyCopy, closedBeforeTaken } from "./replay.js";
 
 /** A holder that hasn't accepted the connection in this long counts as unreachable. */
 export const CONNECT_TIMEOUT_MS = 5000;
@@ -70,7 +71,8 @@ export function connectWithin(req: http.ClientRequest): () => boolean {
  * Sends one data-plane request on to the node holding its database and streams the answer back.
  * Both bodies flow through as they arrive, with backpressure (`pipe`), so a large upload, a
  * `/dump` or a long-polling `pull-updates` cost this node a few buffers, never a whole body. A
- * client that goes away cancels the request at the holder.
+ * client that goes away cancels the request at the holder. A request that meets a pooled
+ * connection the holder had already closed is sent once more on a fresh one.
  */
 export function proxyHttp(
   req: IncomingMessage,
@@ -78,6 +80,33 @@ export function proxyHttp(
   to: { holder: NodeAddress; database: string },
   marks: ForwardingMarks,
 ): void {
+  const copy = new BodyCopy(req);
+  // The client hung up (or its connection broke) before the whole answer went out.
+  let out: http.ClientRequest | undefined;
+  res.on("close", () => {
+    if (!res.writableFinished) out?.destroy();
+  });
+  req.on("error", () => out?.destroy());
+  const attempt = (pooled: boolean): void => {
+    out = sendOn(req, res, to, marks, { copy, pooled, again: () => attempt(false) });
+  };
+  attempt(true);
+}
+
+interface Attempt {
+  copy: BodyCopy;
+  /** First try: on the shared pool of connections; the second goes on a connection of its own. */
+  pooled: boolean;
+  again: () => void;
+}
+
+function sendOn(
+  req: IncomingMessage,
+  res: ServerResponse,
+  to: { holder: NodeAddress; database: string },
+  marks: ForwardingMarks,
+  { copy, pooled, again }: Attempt,
+): http.ClientRequest {
   const target = new URL(to.holder.url);
   const protocol = target.protocol === "https:" ? "https:" : "http:";
   const send = protocol === "https:" ? https.request : http.request;
@@ -88,10 +117,11 @@ export function proxyHttp(
     method: req.method,
     path: req.url ?? "/",
     headers: requestHeaders(req.headers, marks),
-    agent: agents[protocol],
+    agent: pooled ? agents[protocol] : false,
   });
   const connected = connectWithin(out);
   out.on("response", (answer) => {
+    copy.drop();
     res.writeHead(
       answer.statusCode ?? 502,
       answer.statusMessage,
@@ -102,22 +132,23 @@ export function proxyHttp(
   });
   out.on("error", (e) => {
     req.unpipe(out);
-    if (res.headersSent) {
+    if (res.headersSent || res.destroyed) {
       res.destroy();
       return;
     }
+    const untaken = closedBeforeTaken(e, out.reusedSocket);
+    if (untaken && pooled && copy.sofar()) return again();
     const { why, sent } = failure(e, connected());
     // The client may still be sending a body nobody will read: answer, then close.
     res.setHeader("connection", "close");
-    const refusal = sent
-      ? forwardRefusals.failed(to.database, to.holder, why)
-      : forwardRefusals.unreachable(to.database, to.holder, why);
+    const refusal =
+      sent && !untaken
+        ? forwardRefusals.failed(to.database, to.holder, why)
+        : forwardRefusals.unreachable(to.database, to.holder, why);
     refuse(res, refusal, marks.requestId);
   });
-  // The client hung up (or its connection broke) before the whole answer went out.
-  res.on("close", () => {
-    if (!res.writableFinished) out.destroy();
-  });
-  req.on("error", () => out.destroy());
-  req.pipe(out);
+  if (!pooled) for (const chunk of copy.sofar() ?? []) out.write(chunk);
+  if (req.readableEnded) out.end();
+  else req.pipe(out);
+  return out;
 }
