@@ -1,5 +1,6 @@
 import type { Context } from "hono";
 import { MisdirectedError } from "../errors.js";
+import { HOP_BY_HOP_REQUEST, NOT_SENT_CODES } from "../lib/hop-by-hop.js";
 import { REQUEST_ID_HEADER } from "../lib/request-id.js";
 import { bodyText } from "./body.js";
 import type { AppEnv } from "./env.js";
@@ -8,30 +9,10 @@ import { apiErrors } from "./errors.js";
 /** Marks a request one node sent to another, so it is never forwarded twice. */
 export const FORWARDED_HEADER = "x-shoal-forwarded-by";
 
-// Hop-by-hop headers (RFC 9110 §7.6.1), those fetch recomputes for the body it sends, and those
-// fetch refuses outright (`expect`, `upgrade`): they describe this connection, not the request.
-const DROP_REQUEST = new Set([
-  "host",
-  "connection",
-  "keep-alive",
-  "proxy-connection",
-  "te",
-  "trailer",
-  "upgrade",
-  "expect",
-  "http2-settings",
-  "content-length",
-  "transfer-encoding",
-]);
+// Besides the hop-by-hop headers, those fetch recomputes for the body it sends.
+const DROP_REQUEST = new Set([...HOP_BY_HOP_REQUEST, "host", "content-length"]);
 /** Failures that happen before the request reaches the holder: nothing can have changed there. */
-const NOT_SENT = new Set([
-  "ECONNREFUSED",
-  "ENOTFOUND",
-  "EAI_AGAIN",
-  "EHOSTUNREACH",
-  "ENETUNREACH",
-  "UND_ERR_CONNECT_TIMEOUT",
-]);
+const NOT_SENT = new Set([...NOT_SENT_CODES, "UND_ERR_CONNECT_TIMEOUT"]);
 const DROP_RESPONSE = new Set([
   "connection",
   "keep-alive",

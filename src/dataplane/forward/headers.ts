@@ -1,23 +1,9 @@
 import type { IncomingHttpHeaders, OutgoingHttpHeaders } from "node:http";
+import { HOP_BY_HOP_REQUEST } from "../../lib/hop-by-hop.js";
 import { CLIENT_PROOF, FORWARDED_BY } from "./proof.js";
 
-/**
- * Headers that describe one connection rather than the request (RFC 9110 §7.6.1), `expect`
- * (this node has already said "continue"), and the forwarding headers a client might have
- * written itself: none of them go on to the holder.
- */
-const DROP_REQUEST = new Set([
-  "connection",
-  "keep-alive",
-  "proxy-connection",
-  "te",
-  "trailer",
-  "upgrade",
-  "expect",
-  "http2-settings",
-  "transfer-encoding",
-  CLIENT_PROOF,
-]);
+/** Hop-by-hop headers, and the forwarding proof a client might have written itself. */
+const DROP_REQUEST = new Set([...HOP_BY_HOP_REQUEST, CLIENT_PROOF]);
 /** The WebSocket handshake's own headers: the `ws` client writes its own for the second leg. */
 const DROP_HANDSHAKE = [
   "sec-websocket-key",

@@ -1,6 +1,7 @@
 import http, { type IncomingMessage, type ServerResponse } from "node:http";
 import https from "node:https";
 import type { NodeAddress } from "../../domain/cluster/holders.js";
+import { NOT_SENT_CODES } from "../../lib/hop-by-hop.js";
 import { corsHeaders } from "../cors.js";
 import { type ForwardingMarks, requestHeaders, responseHeaders } from "./headers.js";
 import { forwardRefusals, type Refusal, refusalBody } from "./messages.js";
@@ -9,7 +10,7 @@ import { BodyCopy, closedBeforeTaken } from "./replay.js";
 /** A holder that hasn't accepted the connection in this long counts as unreachable. */
 export const CONNECT_TIMEOUT_MS = 5000;
 /** Failures before the connection to the holder exists: nothing was sent, nothing can have changed. */
-const NOT_SENT = new Set(["ECONNREFUSED", "ENOTFOUND", "EAI_AGAIN", "EHOSTUNREACH", "ENETUNREACH"]);
+const NOT_SENT = new Set(NOT_SENT_CODES);
 
 class ConnectTimeout extends Error {
   readonly code = "ETIMEDOUT_CONNECT";
