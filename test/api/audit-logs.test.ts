@@ -1,5 +1,12 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { addMember, createGroup, createTeam, createUser, type TestUser } from "../helpers/factories.js";
+import {
+  addMember,
+  createDatabase,
+  createGroup,
+  createTeam,
+  createUser,
+  type TestUser,
+} from "../helpers/factories.js";
 import { startTestShoal, type TestShoal } from "../helpers/shoal.js";
 
 let h: TestShoal;
@@ -60,5 +67,40 @@ describe("the audit log", () => {
     }
     expect((await owner.api.get(logs("?limit=0"))).body.error).toBe("limit must be between 1 and 1000");
     expect((await viewer.api.get(logs("?limit=2"))).status).toBe(403);
+  });
+
+  it("records a location added and removed, named as the instance when done through a database", async () => {
+    const loc = `/v1/organizations/${team}/groups/default/locations/aws-eu-west-1`;
+    expect((await owner.api.post(loc)).status).toBe(200);
+    expect((await owner.api.delete(loc)).status).toBe(200);
+    await createGroup(owner, team, "solo");
+    await createDatabase(owner, team, "alone", "solo");
+    const inst = `/v1/organizations/${team}/databases/alone/instances`;
+    expect((await owner.api.post(inst, { location: "aws-eu-west-1" })).status).toBe(200);
+    expect((await owner.api.delete(`${inst}/aws-eu-west-1`)).status).toBe(200);
+    const entries = (await owner.api.get(logs("?limit=6"))).body.audit_logs as any[];
+    const located = entries.filter((e) => e.data.location === "aws-eu-west-1");
+    expect(located.map((e) => [e.code, e.message, e.data]).reverse()).toEqual([
+      [
+        "group-location-add",
+        "location aws-eu-west-1 added to group default",
+        { group: "default", location: "aws-eu-west-1" },
+      ],
+      [
+        "group-location-remove",
+        "location aws-eu-west-1 removed from group default",
+        { group: "default", location: "aws-eu-west-1" },
+      ],
+      [
+        "instance-create",
+        "instance aws-eu-west-1 of database alone created: location aws-eu-west-1 added to group solo",
+        { group: "solo", location: "aws-eu-west-1", database: "alone" },
+      ],
+      [
+        "instance-delete",
+        "instance aws-eu-west-1 of database alone deleted: location aws-eu-west-1 removed from group solo",
+        { group: "solo", location: "aws-eu-west-1", database: "alone" },
+      ],
+    ]);
   });
 });

@@ -47,16 +47,7 @@ export async function addGroupLocation(
       position: await r.groups.nextLocationPosition(row.id),
       added_at: isoTime(deps.clock()),
     });
-    await audit(
-      r,
-      ctx,
-      org.id,
-      via ? "instance-create" : "group-location-add",
-      via
-        ? `instance ${location} of database ${via.name} created: location ${location} added to group ${groupName}`
-        : `location ${location} added to group ${groupName}`,
-      { group: groupName, location, ...(via ? { database: via.name } : {}) },
-    );
+    await auditLocation(r, ctx, org.id, "added", { groupName, location, via });
     return {
       group: toGroup(row, [...locations, location]),
       dbIds: await r.databases.idsInGroup(row.id),
@@ -116,16 +107,7 @@ export async function removeGroupLocation(
       throw groupErrors.instanceBelongsToGroup(location, via.name, groupName);
     }
     await r.groups.deleteLocation(row.id, location);
-    await audit(
-      r,
-      ctx,
-      org.id,
-      via ? "instance-delete" : "group-location-remove",
-      via
-        ? `instance ${location} of database ${via.name} deleted: location ${location} removed from group ${groupName}`
-        : `location ${location} removed from group ${groupName}`,
-      { group: groupName, location, ...(via ? { database: via.name } : {}) },
-    );
+    await auditLocation(r, ctx, org.id, "removed", { groupName, location, via });
     return {
       group: toGroup(
         row,
@@ -163,4 +145,27 @@ export async function waitForLocation(
   if (!(await ctx.deps.replicas.waitCaughtUp(dbIds, location, timeoutMs))) {
     throw groupErrors.locationBehind(location, timeoutMs);
   }
+}
+
+/** The audit entry for a location added or removed, named as the instance when `via` one. */
+async function auditLocation(
+  r: Parameters<typeof audit>[0],
+  ctx: GroupCtx,
+  orgId: string,
+  change: "added" | "removed",
+  { groupName, location, via }: { groupName: string; location: string; via?: ViaDatabase },
+): Promise<void> {
+  const [instanceAction, locationAction, instanceVerb, preposition] =
+    change === "added"
+      ? (["instance-create", "group-location-add", "created", "to"] as const)
+      : (["instance-delete", "group-location-remove", "deleted", "from"] as const);
+  const what = `location ${location} ${change} ${preposition} group ${groupName}`;
+  await audit(
+    r,
+    ctx,
+    orgId,
+    via ? instanceAction : locationAction,
+    via ? `instance ${location} of database ${via.name} ${instanceVerb}: ${what}` : what,
+    { group: groupName, location, ...(via ? { database: via.name } : {}) },
+  );
 }
