@@ -10,6 +10,7 @@ import { type PageCipher, pageCipherFor } from "../engine/encryption/page-cipher
 import type { ConnectionPool } from "../engine/pool.js";
 import { exportInto } from "../engine/snapshot.js";
 import { ForbiddenError } from "../errors.js";
+import { drained } from "./http-io.js";
 
 /** Dump text is sent in pieces of about this many characters. */
 const CHUNK_CHARS = 64 * 1024;
@@ -22,18 +23,6 @@ function mayRead(access: DataAccess): void {
   if (db.block_reads === 1 || db.org_blocked_reads === 1) {
     throw new ForbiddenError(`reads are blocked on database ${db.name}`, "BLOCKED");
   }
-}
-
-function drained(res: ServerResponse): Promise<void> {
-  return new Promise((resolve) => {
-    const done = () => {
-      res.off("drain", done);
-      res.off("close", done);
-      resolve();
-    };
-    res.on("drain", done);
-    res.on("close", done);
-  });
 }
 
 /**

@@ -79,7 +79,8 @@ export async function sendJson(
   if (!res.destroyed) res.end(rest);
 }
 
-function drained(res: ServerResponse): Promise<void> {
+/** Resolves once the response can take more (or is gone): backpressure for a slow reader. */
+export function drained(res: ServerResponse): Promise<void> {
   return new Promise((resolve) => {
     const done = () => {
       res.off("drain", done);

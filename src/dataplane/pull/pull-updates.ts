@@ -8,6 +8,7 @@ import { PAGE_SIZE } from "../../engine/wal.js";
 import { ForbiddenError } from "../../errors.js";
 import { corsHeaders } from "../cors.js";
 import { ProtocolError } from "../hrana/errors.js";
+import { drained } from "../http-io.js";
 import type { CommitWaiters } from "./commit-waiters.js";
 import {
   encodeHeader,
@@ -133,18 +134,6 @@ async function send(
     if (client.gone) return;
   }
   res.end(chunk.subarray(0, at));
-}
-
-function drained(res: ServerResponse): Promise<void> {
-  return new Promise((resolve) => {
-    const done = () => {
-      res.off("drain", done);
-      res.off("close", done);
-      resolve();
-    };
-    res.once("drain", done);
-    res.once("close", done);
-  });
 }
 
 function readBytes(req: IncomingMessage): Promise<Buffer> {
