@@ -25,9 +25,7 @@ let native: Native | undefined;
 function addon(): Native {
   if (native) return native;
   const fromLibsql = createRequire(createRequire(import.meta.url).resolve("libsql"));
-  const linux = process.platform === "linux" ? (glibc() ? "-gnu" : "-musl") : "";
-  const target =
-    process.platform === "win32" ? "win32-x64-msvc" : `${process.platform}-${process.arch}${linux}`;
+  const target = addonTarget(fromLibsql);
   native = fromLibsql(`@libsql/${target}`) as Native;
   if (typeof native.statementRowsAsync !== "function" || typeof native.rowsNext !== "function") {
     throw new Error(`the libsql addon @libsql/${target} lacks the calls Shoal needs`);
@@ -35,10 +33,23 @@ function addon(): Native {
   return native;
 }
 
-/** The same test the driver's loader makes (via detect-libc): glibc reports its version. */
-function glibc(): boolean {
-  const report = process.report?.getReport() as { header?: { glibcVersionRuntime?: string } } | undefined;
-  return typeof report?.header?.glibcVersionRuntime === "string";
+/**
+ * The addon's package name, as the `libsql` package names it, with the libc family from the
+ * same `detect-libc` it used (resolved from its folder, so the answer is the one it cached).
+ *
+ * Never through `process.report.getReport()` (which `@neon-rs/load`'s `currentTarget()` calls
+ * every time): a report waits for every worker thread to answer, and a worker blocked inside the
+ * driver (a replica's sync, waiting on this very thread to serve it) never does, so the process
+ * hung on its first long statement after a restart.
+ */
+function addonTarget(fromLibsql: NodeJS.Require): string {
+  const { platform, arch } = process;
+  if (platform === "win32") return `win32-${arch}-msvc`;
+  if (platform !== "linux") return `${platform}-${arch}`;
+  const libc = fromLibsql("detect-libc") as { familySync(): string | null; MUSL: string };
+  const musl = libc.familySync() === libc.MUSL;
+  if (arch === "arm") return musl ? "linux-arm-musleabihf" : "linux-arm-gnueabihf";
+  return `linux-${arch}-${musl ? "musl" : "gnu"}`;
 }
 
 function nativeOf(stmt: Database.Statement): NativeStatement {

@@ -90,6 +90,7 @@ describe("replica locations across a restart of the process", () => {
       await writeAndReadEverywhere(running.url, token, 2);
       await everyLocationHas(running.url, again, token, 4);
       expect(running.output()).not.toContain("no replica");
-    });
+      // Two starts of the process from source (tsx), with PostgreSQL's migrations: slow on a busy machine.
+    }, 60_000);
   }
 });
