@@ -17,6 +17,7 @@ interface Setup {
   loaders: number;
   clusterSizes: number[];
   timing: { warmupMs: number; durationMs: number };
+  rounds: number;
   concurrency: number;
   /** The machine's 1-minute load average when the benchmark started. */
   loadBefore: number;
@@ -31,10 +32,10 @@ export function printShards(
   single: Record<string, SpreadResult>,
   setup: Setup,
 ): Record<string, number> {
-  const { cores, loaders, clusterSizes, timing, concurrency, loadBefore } = setup;
+  const { cores, loaders, clusterSizes, timing, rounds, concurrency, loadBefore } = setup;
   console.log("\nMany databases: 64 databases, point reads and single-row inserts over Hrana HTTP");
   console.log(
-    `${concurrency} requests in flight from ${loaders} load processes, ${timing.durationMs / 1000}s per run, ${cores} cores`,
+    `${concurrency} requests in flight from ${loaders} load processes, ${timing.durationMs / 1000}s per run, best of ${rounds} (CPU: lowest), ${cores} cores`,
   );
   // What else the machine ran: on a shared machine the rates move with it, CPU per request less.
   const after = loadavg()[0]!;
