@@ -11,6 +11,10 @@ export interface LoadResult {
   seconds: number;
   p50Ms: number;
   p99Ms: number;
+  /** Answers during the warm-up and the measured time together. */
+  answered: number;
+  /** Every measured latency, when the job asked for them. */
+  latencies?: number[];
 }
 
 export interface LoadJob {
@@ -20,6 +24,10 @@ export interface LoadJob {
   concurrency: number;
   warmupMs: number;
   durationMs: number;
+  /** Paths that replace the URL's, taken in turn with the bodies (many databases, one process). */
+  paths?: string[];
+  /** Return every measured latency too. */
+  latencies?: boolean;
 }
 
 /** Drives `job` from a separate process and returns what it measured. */

@@ -1,8 +1,12 @@
 /**
  * Load generator, run as a child process so it doesn't share the server's event loop.
- * Input (argv[2], JSON): { url, headers, bodies: string[], concurrency, warmupMs, durationMs }.
- * Sends POSTs with keep-alive, cycling through `bodies`; prints { requests, errors, seconds,
- * p50Ms, p99Ms } as JSON on stdout.
+ * Input (argv[2], JSON): { url, headers, bodies: string[], paths?: string[], concurrency,
+ * warmupMs, durationMs, latencies?: boolean }.
+ * Sends POSTs with keep-alive, cycling through `bodies` (and, when given, through `paths`, which
+ * replace the URL's path: one load process can spread over many databases); prints { requests,
+ * errors, seconds, p50Ms, p99Ms, answered } as JSON on stdout, `answered` counting the warm-up's
+ * answers too (what the server did while it was watched), and with `latencies` every measured
+ * latency, so that several load processes' percentiles can be merged.
  */
 import http from "node:http";
 
@@ -13,6 +17,8 @@ interface Job {
   concurrency: number;
   warmupMs: number;
   durationMs: number;
+  paths?: string[];
+  latencies?: boolean;
 }
 
 const job = JSON.parse(process.argv[2] ?? "{}") as Job;
@@ -22,11 +28,14 @@ let measuring = false;
 let stop = false;
 let requests = 0;
 let errors = 0;
+let answered = 0;
 const latencies: number[] = [];
 let next = 0;
 
 function once(): Promise<void> {
-  const body = job.bodies[next++ % job.bodies.length]!;
+  const n = next++;
+  const body = job.bodies[n % job.bodies.length]!;
+  const p = job.paths ? job.paths[n % job.paths.length]! : target.pathname;
   const started = performance.now();
   return new Promise((resolve) => {
     const req = http.request(
@@ -34,7 +43,7 @@ function once(): Promise<void> {
         agent,
         host: target.hostname,
         port: target.port,
-        path: target.pathname,
+        path: p,
         method: "POST",
         headers: {
           ...job.headers,
@@ -45,6 +54,7 @@ function once(): Promise<void> {
       (res) => {
         res.resume();
         res.on("end", () => {
+          if (!stop) answered++;
           if (measuring) {
             if (res.statusCode === 200) requests++;
             else errors++;
@@ -78,4 +88,14 @@ await Promise.all(workers);
 agent.destroy();
 latencies.sort((a, b) => a - b);
 const pct = (p: number) => latencies[Math.min(latencies.length - 1, Math.floor(latencies.length * p))] ?? 0;
-process.stdout.write(JSON.stringify({ requests, errors, seconds, p50Ms: pct(0.5), p99Ms: pct(0.99) }));
+process.stdout.write(
+  JSON.stringify({
+    requests,
+    errors,
+    seconds,
+    p50Ms: pct(0.5),
+    p99Ms: pct(0.99),
+    answered,
+    ...(job.latencies ? { latencies: latencies.map((l) => Math.round(l * 1000) / 1000) } : {}),
+  }),
+);

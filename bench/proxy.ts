@@ -4,7 +4,6 @@
  * forwards them to A. Two real `shoal` processes on one PostgreSQL, each with its own data folder.
  * Measured one request at a time (the latency a client sees) and with 16 in flight (throughput).
  */
-import { readFileSync } from "node:fs";
 import { cp, mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
@@ -12,24 +11,9 @@ import { loadOrCreateSigningKey } from "../src/lib/signing-keys.js";
 import { startPostgres } from "../test/helpers/postgres.js";
 import { type ShoalProcess, spawnShoal } from "../test/helpers/process.js";
 import { type BenchOptions, fmt, load, table } from "./harness.js";
+import { cpuSeconds } from "./load-spread.js";
 
 const ADMIN = "bench-admin-token-0123456789";
-/** Linux's clock ticks per second for /proc/<pid>/stat (USER_HZ, 100 on every common kernel). */
-const TICKS_PER_SECOND = 100;
-
-/**
- * CPU seconds a process has used (user + system), from /proc: unlike wall-clock rates, this
- * doesn't move with what else the machine is running. Undefined where /proc isn't there.
- */
-function cpuSeconds(pid: number | undefined): number | undefined {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
-    const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-    return (Number(fields[11]) + Number(fields[12])) / TICKS_PER_SECOND;
-  } catch {
-    return undefined;
-  }
-}
 const ROWS = 1000;
 
 async function post(base: string, p: string, token: string, body?: unknown): Promise<Record<string, any>> {

@@ -19,6 +19,7 @@ import { nodesBenchmark } from "./nodes.js";
 import { proxyBenchmark } from "./proxy.js";
 import { replicationBenchmark } from "./replication.js";
 import { scaleBenchmark } from "./scale.js";
+import { shardsBenchmark } from "./shards.js";
 import { syncBenchmark } from "./sync.js";
 
 const args = process.argv.slice(2);
@@ -34,6 +35,7 @@ const benchmarks: Record<string, (o: { quick: boolean }) => Promise<Record<strin
   batch: batchBenchmark,
   replication: replicationBenchmark,
   scale: scaleBenchmark,
+  shards: shardsBenchmark,
   sync: syncBenchmark,
   encryption: encryptionBenchmark,
   backup: backupBenchmark,

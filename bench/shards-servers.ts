@@ -1,0 +1,157 @@
+/**
+ * The servers of the many-database benchmark (`shards.ts`), each a process of its own: Shoal
+ * (`src/main.ts`, at a chosen `SHOAL_WORKERS`) and the bare baseline (`bare-server.ts`, one
+ * process or a cluster), with the 64 databases they serve made alike.
+ */
+import { type ChildProcess, spawn } from "node:child_process";
+import { mkdir } from "node:fs/promises";
+import net from "node:net";
+import path from "node:path";
+import Database from "libsql";
+
+const ROOT = path.resolve(import.meta.dirname, "..");
+export const ADMIN = "bench-admin-token-0123456789";
+export const ROWS = 10_000;
+export const dbName = (i: number) => `db-${String(i).padStart(2, "0")}`;
+
+export interface Server {
+  url: string;
+  /** The processes that serve, whose CPU the benchmark reads. */
+  pids: number[];
+  stop(): Promise<void>;
+}
+
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const s = net.createServer();
+    s.once("error", reject);
+    s.listen(0, "127.0.0.1", () => {
+      const { port } = s.address() as net.AddressInfo;
+      s.close(() => resolve(port));
+    });
+  });
+}
+
+function stopper(proc: ChildProcess): () => Promise<void> {
+  return async () => {
+    if (proc.exitCode !== null || proc.signalCode !== null) return;
+    const exited = new Promise<void>((r) => proc.once("exit", () => r()));
+    proc.kill("SIGTERM");
+    const timer = setTimeout(() => proc.kill("SIGKILL"), 10_000);
+    await exited;
+    clearTimeout(timer);
+  };
+}
+
+/**
+ * Shoal on `dataDir` with `SHOAL_WORKERS=workers`, logging warnings only (at `info` every request
+ * is a log line, which is not what is measured here), ready once `/health/ready` answers.
+ */
+export async function startShoalProcess(dataDir: string, workers: number): Promise<Server> {
+  const port = await freePort();
+  const proc = spawn(process.execPath, ["--import", "tsx", "src/main.ts"], {
+    cwd: ROOT,
+    env: {
+      PATH: process.env.PATH ?? "",
+      HOME: process.env.HOME ?? "",
+      SHOAL_DATA_DIR: dataDir,
+      SHOAL_PORT: String(port),
+      SHOAL_ADMIN_TOKEN: ADMIN,
+      SHOAL_LOG_LEVEL: "warn",
+      SHOAL_LOCATIONS: "aws-us-east-1",
+      SHOAL_WORKERS: String(workers),
+    },
+    stdio: ["ignore", "ignore", "pipe"],
+  });
+  let stderr = "";
+  proc.stderr?.on("data", (d: Buffer) => (stderr += d.toString()));
+  const url = `http://127.0.0.1:${port}`;
+  const deadline = Date.now() + 60_000;
+  for (;;) {
+    if (proc.exitCode !== null) throw new Error(`shoal exited with ${proc.exitCode}:\n${stderr}`);
+    const ok = await fetch(`${url}/health/ready`).then(
+      (r) => r.ok,
+      () => false,
+    );
+    if (ok) break;
+    if (Date.now() > deadline) {
+      proc.kill("SIGKILL");
+      throw new Error(`shoal did not get ready:\n${stderr}`);
+    }
+    await new Promise((r) => setTimeout(r, 200));
+  }
+  return { url, pids: [proc.pid!], stop: stopper(proc) };
+}
+
+async function post(url: string, token: string, body?: unknown): Promise<Record<string, any>> {
+  const r = await fetch(url, {
+    method: "POST",
+    headers: { authorization: `Bearer ${token}`, "content-type": "application/json" },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  if (!r.ok) throw new Error(`${url}: ${r.status} ${await r.text()}`);
+  return (await r.json()) as Record<string, any>;
+}
+
+const SCHEMA =
+  "CREATE TABLE kv (id INTEGER PRIMARY KEY, v TEXT); CREATE TABLE log (id INTEGER PRIMARY KEY, v TEXT)";
+
+/**
+ * Makes `count` databases on a running Shoal through its APIs, each with `ROWS` rows in `kv` and
+ * an empty `log`; returns a group token that opens them all.
+ */
+export async function seedShoal(shoal: Server, count: number): Promise<string> {
+  const api = (p: string, body?: unknown) => post(`${shoal.url}${p}`, ADMIN, body);
+  await api("/v1/organizations/admin/groups", { name: "default", location: "aws-us-east-1" });
+  for (let i = 0; i < count; i += 8) {
+    const batch = Array.from({ length: Math.min(8, count - i) }, (_, k) => dbName(i + k));
+    await Promise.all(
+      batch.map((name) => api("/v1/organizations/admin/databases", { name, group: "default" })),
+    );
+  }
+  const jwt = (await api("/v1/organizations/admin/groups/default/auth/tokens")).jwt as string;
+  const execute = (sql: string) => ({ type: "execute", stmt: { sql } });
+  for (let i = 0; i < count; i++) {
+    await post(`${shoal.url}/db/admin/${dbName(i)}/v2/pipeline`, jwt, {
+      requests: [
+        ...SCHEMA.split("; ").map(execute),
+        execute(`INSERT INTO kv SELECT value, 'value-' || value FROM generate_series(1, ${ROWS})`),
+        { type: "close" },
+      ],
+    });
+  }
+  return jwt;
+}
+
+/** The same `count` databases as plain files `<dir>/<name>.db`, for the bare baseline. */
+export async function seedFiles(dir: string, count: number): Promise<void> {
+  await mkdir(dir, { recursive: true });
+  for (let i = 0; i < count; i++) {
+    const db = new Database(path.join(dir, `${dbName(i)}.db`));
+    db.exec("PRAGMA journal_mode = WAL");
+    db.exec(SCHEMA);
+    db.exec(`INSERT INTO kv SELECT value, 'value-' || value FROM generate_series(1, ${ROWS})`);
+    db.close();
+  }
+}
+
+/** The bare baseline over `dir`'s files: one process, or a cluster of `processes`. */
+export async function startBare(dir: string, processes: number): Promise<Server> {
+  const proc = spawn(
+    process.execPath,
+    ["--import", "tsx", path.join(ROOT, "bench/bare-server.ts"), JSON.stringify({ dir, processes })],
+    { cwd: ROOT, stdio: ["ignore", "pipe", "pipe"] },
+  );
+  let out = "";
+  let err = "";
+  proc.stderr?.on("data", (d: Buffer) => (err += d.toString()));
+  const ready = await new Promise<{ url: string; pids: number[] }>((resolve, reject) => {
+    proc.stdout?.on("data", (d: Buffer) => {
+      out += d.toString();
+      const line = out.split("\n")[0];
+      if (out.includes("\n") && line) resolve(JSON.parse(line));
+    });
+    proc.once("exit", (code) => reject(new Error(`the bare server exited with ${code}:\n${err}`)));
+  });
+  return { ...ready, stop: stopper(proc) };
+}
