@@ -310,10 +310,10 @@ export class ReplicationManager implements ReplicaPort {
       const [dbId, location] = k.split("/") as [string, string];
       Promise.all([peers?.primaryUrl(dbId), peers?.primaryLocation(dbId)])
         .then(async ([url, primary]) => {
-          // Let go of meanwhile (a failover promoting it), or its own location is now the
-          // primary: this node's failover turns the file into the primary's; rebuilding it from
-          // itself would delete what it had applied.
-          if (this.remoteFollowers.get(k) !== was || primary === location) return;
+          // Its own location is now the primary: this node's failover is turning the file into
+          // the primary's (one database after another); rebuilding it would delete what it had
+          // applied before the promotion reaches it.
+          if (primary === location) return;
           if (primary !== was.primary) {
             // Another location took over: its history isn't the one this replica followed.
             this.deps.log.info(
