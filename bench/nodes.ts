@@ -12,7 +12,15 @@ import { client } from "../test/helpers/http.js";
 import { type Cluster, EAST, rows, run, startCluster, WEST } from "../test/helpers/nodes.js";
 import type { ShoalProcess } from "../test/helpers/process.js";
 import { ADMIN_TOKEN } from "../test/helpers/shoal.js";
-import { maxId, onlyDatabase, primaryEnd, replicaPosition, tally, watchReplica } from "./failover-watch.js";
+import {
+  maxId,
+  onlyDatabase,
+  primaryEnd,
+  type ReplicaPosition,
+  replicaPosition,
+  tally,
+  watchReplica,
+} from "./failover-watch.js";
 import { type BenchOptions, fmt, table } from "./harness.js";
 
 const percentile = (xs: number[], p: number) => {
@@ -145,10 +153,17 @@ function figures(prefix: string, r: Awaited<ReturnType<typeof failover>>): Recor
     [`${prefix}_in_lag_at_promotion`]: r.inLagAtPromotion,
     [`${prefix}_lost`]: r.lost,
     [`${prefix}_lost_applied`]: r.lostApplied,
-    [`${prefix}_primary_frame`]: r.frames.primaryAtKill.frame,
-    [`${prefix}_replica_frame_at_kill`]: r.frames.replicaAtKill?.frame ?? -1,
-    [`${prefix}_replica_frame_at_promotion`]: r.frames.replicaAtPromotion?.frame ?? -1,
+    [`${prefix}_frames_lacked_at_kill`]: framesBehind(r.frames.primaryAtKill, r.frames.replicaAtKill),
+    [`${prefix}_frames_lacked_at_promotion`]: framesBehind(
+      r.frames.primaryAtKill,
+      r.frames.replicaAtPromotion,
+    ),
   };
+}
+
+/** Frames the replica lacked of the primary's history; -1 where they can't be compared. */
+function framesBehind(primary: ReplicaPosition, replica: ReplicaPosition | undefined): number {
+  return replica?.generation === primary.generation ? primary.frame - replica.frame : -1;
 }
 
 const org = (s: Setup) => new URL(s.primary).pathname.split("/")[2]!;
@@ -205,8 +220,10 @@ export async function nodesBenchmark(opts: BenchOptions): Promise<Record<string,
     call,
     `${fmt(f[`${p}_writable_ms`]!)} ms`,
     String(f[`${p}_acked`]),
-    String(f[`${p}_primary_frame`]! - f[`${p}_replica_frame_at_kill`]!),
-    String(f[`${p}_primary_frame`]! - f[`${p}_replica_frame_at_promotion`]!),
+    ...["at_kill", "at_promotion"].map((k) => {
+      const n = f[`${p}_frames_lacked_${k}`]!;
+      return n < 0 ? "n/a" : String(n);
+    }),
     String(f[`${p}_in_lag_at_promotion`]),
     String(f[`${p}_lost`]),
     String(f[`${p}_lost_applied`]),
