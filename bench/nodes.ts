@@ -3,13 +3,24 @@
  * - Cross-node replication lag: from a write's acknowledgement by the primary's node A to the
  *   moment a read at B's location first returns it, against the write's own acknowledgement time.
  * - Failover: A is killed with SIGKILL under steady writes; the time until a write succeeds at B,
- *   by an administrator's call made at once and by the automatic failover, and how many of the
- *   writes A acknowledged B never got (the replication lag at the moment of failure).
+ *   by an administrator's call made at once and by the automatic failover. Of the writes A
+ *   acknowledged: how many B lacked when it was promoted (the replication lag at the failure,
+ *   also in frames, from B's sync metadata against A's frame log), how many are lost, and how many
+ *   of the lost B had applied (must be 0: that would be the promotion dropping frames).
  */
 import { client } from "../test/helpers/http.js";
 import { type Cluster, EAST, rows, run, startCluster, WEST } from "../test/helpers/nodes.js";
 import type { ShoalProcess } from "../test/helpers/process.js";
 import { ADMIN_TOKEN } from "../test/helpers/shoal.js";
+import {
+  maxId,
+  onlyDatabase,
+  primaryEnd,
+  type ReplicaPosition,
+  replicaPosition,
+  tally,
+  watchReplica,
+} from "./failover-watch.js";
 import { type BenchOptions, fmt, table } from "./harness.js";
 
 const percentile = (xs: number[], p: number) => {
@@ -54,9 +65,10 @@ async function lag(s: Setup, n: number, from = 1) {
     await run(s.primary, s.token, `INSERT INTO t (id, v) VALUES (${i}, ${i})`);
     const acked = performance.now();
     ack.push(acked - started);
+    // Until B has the table itself (the first writes), a read there fails: that is lag too.
     for (;;) {
-      const [[count]] = (await rows(s.atB, s.token, `SELECT count(*) FROM t WHERE id = ${i}`)) as [[number]];
-      if (count === 1) break;
+      const found = await rows(s.atB, s.token, `SELECT count(*) FROM t WHERE id = ${i}`).catch(() => [[0]]);
+      if (found[0]?.[0] === 1) break;
     }
     seen.push(performance.now() - acked);
   }
@@ -80,13 +92,26 @@ function writeUntilDead(s: Setup, from: number): { acked: number[]; done: Promis
   return { acked, done };
 }
 
-/** Kills A under load, fails over (by call, or by waiting), returns timings and the lost writes. */
+/**
+ * Kills A under load, fails over (by call, or by waiting), returns timings and the writes A
+ * acknowledged sorted by what B had of them (see failover-watch.ts), with both sides' positions.
+ */
 async function failover(s: Setup, manual: boolean) {
+  const dirOf = (id: string) => s.cluster.dirs.get(id)!;
+  const replicaFile = onlyDatabase(dirOf("node-b"), WEST);
   const load = writeUntilDead(s, 100_000);
+  const watch = watchReplica(s.atB, s.token);
   await sleep(500);
   const killedAt = performance.now();
   s.a.proc.kill("SIGKILL");
-  await load.done;
+  const replicaAtKill = replicaPosition(replicaFile);
+  await Promise.all([load.done, s.a.exited]);
+  await watch.stop();
+  const seenAtKill = watch.seenBefore(killedAt);
+  // A is gone: B can't get anything more. What it shows now is what the promotion starts from.
+  const seenAtPromotion = await maxId(s.atB, s.token);
+  const replicaAtPromotion = replicaPosition(replicaFile);
+  const primaryAtKill = primaryEnd(onlyDatabase(dirOf("node-a"), EAST));
   let calledMs = 0;
   if (manual) {
     const r = await client(s.b.url, ADMIN_TOKEN).post(`/v1/admin/groups/${org(s)}/g/failover`, {
@@ -106,10 +131,39 @@ async function failover(s: Setup, manual: boolean) {
   }
   const writableMs = performance.now() - killedAt;
   const have = new Set(
-    (await rows(newPrimary, s.token, "SELECT id FROM t WHERE id >= 100000")).map((r) => r[0] as number),
+    // `v = id`: the probe write above takes the next free id, which may be one A had acknowledged.
+    (await rows(newPrimary, s.token, "SELECT id FROM t WHERE id >= 100000 AND v = id")).map(
+      (r) => r[0] as number,
+    ),
   );
-  const lost = load.acked.filter((id) => !have.has(id));
-  return { calledMs, writableMs, acked: load.acked.length, lost: lost.length };
+  const counts = tally(load.acked, seenAtKill, seenAtPromotion, have);
+  const frames = { primaryAtKill, replicaAtKill, replicaAtPromotion };
+  const lastAcked = load.acked.at(-1);
+  const detail = { lastAcked, seenAtKill, seenAtPromotion, ...counts, ...frames };
+  console.log(`${manual ? "manual" : "automatic"} failover: ${JSON.stringify(detail)}`);
+  return { calledMs, writableMs, ...counts, frames };
+}
+
+/** A failover's figures under `prefix`. */
+function figures(prefix: string, r: Awaited<ReturnType<typeof failover>>): Record<string, number> {
+  return {
+    [`${prefix}_writable_ms`]: r.writableMs,
+    [`${prefix}_acked`]: r.acked,
+    [`${prefix}_unread_at_b_before_kill`]: r.unreadAtKill,
+    [`${prefix}_in_lag_at_promotion`]: r.inLagAtPromotion,
+    [`${prefix}_lost`]: r.lost,
+    [`${prefix}_lost_applied`]: r.lostApplied,
+    [`${prefix}_frames_lacked_at_kill`]: framesBehind(r.frames.primaryAtKill, r.frames.replicaAtKill),
+    [`${prefix}_frames_lacked_at_promotion`]: framesBehind(
+      r.frames.primaryAtKill,
+      r.frames.replicaAtPromotion,
+    ),
+  };
+}
+
+/** Frames the replica lacked of the primary's history; -1 where they can't be compared. */
+function framesBehind(primary: ReplicaPosition, replica: ReplicaPosition | undefined): number {
+  return replica?.generation === primary.generation ? primary.frame - replica.frame : -1;
 }
 
 const org = (s: Setup) => new URL(s.primary).pathname.split("/")[2]!;
@@ -129,9 +183,7 @@ export async function nodesBenchmark(opts: BenchOptions): Promise<Record<string,
       nodes_lag_p50_ms: percentile(seen, 0.5),
       nodes_lag_p99_ms: percentile(seen, 0.99),
       nodes_failover_call_ms: manual.calledMs,
-      nodes_failover_writable_ms: manual.writableMs,
-      nodes_failover_acked: manual.acked,
-      nodes_failover_lost: manual.lost,
+      ...figures("nodes_failover", manual),
     };
   } finally {
     await s.cluster.close();
@@ -139,11 +191,7 @@ export async function nodesBenchmark(opts: BenchOptions): Promise<Record<string,
   const auto = await setup("benchauto", { ...env, SHOAL_FAILOVER_AFTER_MS: "1000" });
   try {
     const r = await failover(auto, false);
-    Object.assign(out, {
-      nodes_auto_failover_writable_ms: r.writableMs,
-      nodes_auto_failover_acked: r.acked,
-      nodes_auto_failover_lost: r.lost,
-    });
+    Object.assign(out, figures("nodes_auto_failover", r));
   } finally {
     await auto.cluster.close();
   }
@@ -167,24 +215,35 @@ export async function nodesBenchmark(opts: BenchOptions): Promise<Record<string,
       ],
     ),
   );
+  const row = (name: string, p: string, call: string) => [
+    name,
+    call,
+    `${fmt(f[`${p}_writable_ms`]!)} ms`,
+    String(f[`${p}_acked`]),
+    ...["at_kill", "at_promotion"].map((k) => {
+      const n = f[`${p}_frames_lacked_${k}`]!;
+      return n < 0 ? "n/a" : String(n);
+    }),
+    String(f[`${p}_in_lag_at_promotion`]),
+    String(f[`${p}_lost`]),
+    String(f[`${p}_lost_applied`]),
+  ];
   console.log(
     table(
-      ["failover after SIGKILL of A", "call answered", "first write at B", "writes acked by A", "lost"],
       [
-        [
-          "administrator's call at once",
-          `${fmt(f.nodes_failover_call_ms!)} ms`,
-          `${fmt(f.nodes_failover_writable_ms!)} ms`,
-          String(f.nodes_failover_acked),
-          String(f.nodes_failover_lost),
-        ],
-        [
-          "automatic (SHOAL_FAILOVER_AFTER_MS=1000)",
-          "-",
-          `${fmt(f.nodes_auto_failover_writable_ms!)} ms`,
-          String(f.nodes_auto_failover_acked),
-          String(f.nodes_auto_failover_lost),
-        ],
+        "failover after SIGKILL of A",
+        "call answered",
+        "first write at B",
+        "acked by A",
+        "frames B lacked: at kill",
+        "at promotion",
+        "acked writes B lacked",
+        "lost",
+        "lost though B had it",
+      ],
+      [
+        row("administrator's call at once", "nodes_failover", `${fmt(f.nodes_failover_call_ms!)} ms`),
+        row("automatic (SHOAL_FAILOVER_AFTER_MS=1000)", "nodes_auto_failover", "-"),
       ],
     ),
   );

@@ -310,6 +310,10 @@ export class ReplicationManager implements ReplicaPort {
       const [dbId, location] = k.split("/") as [string, string];
       Promise.all([peers?.primaryUrl(dbId), peers?.primaryLocation(dbId)])
         .then(async ([url, primary]) => {
+          // Its own location is now the primary: this node's failover is turning the file into
+          // the primary's (one database after another); rebuilding it would delete what it had
+          // applied before the promotion reaches it.
+          if (primary === location) return;
           if (primary !== was.primary) {
             // Another location took over: its history isn't the one this replica followed.
             this.deps.log.info(

@@ -2,7 +2,7 @@
  * Failover between two `shoal` processes sharing one PostgreSQL store: the node holding the
  * primary is killed, reads go on at the other location, an administrator moves the primary there,
  * and the old primary comes back as a replica that never accepts a write and discards what the new
- * primary never got.
+ * primary never got; a promotion under steady writes keeps every write the replica had applied.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type Client, client } from "../helpers/http.js";
@@ -180,5 +180,53 @@ describe("failover between two nodes", () => {
     ]);
     const g = await api(b).get(`/v1/organizations/${org}/groups/g`);
     expect(g.body.group.primary).toBe(WEST);
+  });
+
+  it("loses at a promotion none of the writes the promoted replica had applied before the kill", async () => {
+    // A comes back as a replica of B (the primary since the automatic failover) and catches up.
+    a = await cluster.start("node-a", EAST, LEASE);
+    const before = await rows(primaryAt(b), token, "SELECT count(*) FROM t");
+    await within(4000, async () => {
+      expect(await rows(atA(), token, "SELECT count(*) FROM t")).toEqual(before);
+    });
+    // Steady writes at B, each acknowledged before the next, while A's replica is read back to back.
+    const acked: number[] = [];
+    let writing = true;
+    const load = (async () => {
+      for (let id = 1000; writing; id++) {
+        try {
+          await run(primaryAt(b), token, `INSERT INTO t (id, v) VALUES (${id}, 'load')`);
+          acked.push(id);
+        } catch {
+          return;
+        }
+      }
+    })();
+    const highest = async () =>
+      ((await rows(atA(), token, "SELECT coalesce(max(id), 0) FROM t WHERE v = 'load'")) as [[number]])[0][0];
+    // Kill B once A's replica has applied a good part of the load and writes are still coming.
+    let seenAtKill = 0;
+    await within(10_000, async () => {
+      seenAtKill = await highest();
+      expect(seenAtKill).toBeGreaterThanOrEqual(1020);
+    });
+    b.proc.kill("SIGKILL");
+    writing = false;
+    await Promise.all([load, b.exited]);
+    // Nothing more can reach A: what it shows now is what the promotion starts from.
+    const seenAtPromotion = await highest();
+    expect(seenAtPromotion).toBeGreaterThanOrEqual(seenAtKill);
+    const moved = await client(a.url, ADMIN_TOKEN).post(`/v1/admin/groups/${org}/g/failover`, {
+      location: EAST,
+    });
+    expect(moved.status, moved.text).toBe(200);
+    const kept = (await rows(primaryAt(a), token, "SELECT id FROM t WHERE v = 'load' ORDER BY id")).map(
+      (r) => r[0],
+    );
+    // Every acknowledged write the replica had applied is there, and nothing past what it had:
+    // the only writes lost are those still in the replication lag when B died.
+    const applied = acked.filter((id) => id <= seenAtPromotion);
+    expect(kept).toEqual(applied);
+    await run(primaryAt(a), token, "INSERT INTO t (v) VALUES ('after the second failover')");
   });
 });
