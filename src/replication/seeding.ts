@@ -145,7 +145,7 @@ export class ReplicaSeeding {
       rmSync(tmp, { force: true });
       this.log.warn(
         where,
-        "the backup bucket's copy is not the primary's history; copying the replica from its primary",
+        "the primary can't go on from the backup bucket's copy (another history, or frames it no longer keeps); copying the replica from it",
       );
       return false;
     }
@@ -175,7 +175,7 @@ export class ReplicaSeeding {
     if (verdict === "same") return true;
     this.log.warn(
       { key },
-      "the backup bucket's copy a replica was seeded from is not the primary's history; copying it from its primary",
+      "the primary can't go on from the backup bucket's copy (another history, or frames it no longer keeps); copying the replica from it",
     );
     this.skipNext(key);
     rebuild();

@@ -4,8 +4,11 @@
  * database whose primary is on node A, B starts it from the bucket's copy and takes only the
  * frames after it from A; with A down, B serves the bucket's rows and catches up once A is back.
  */
+import { randomBytes } from "node:crypto";
+import { readFileSync } from "node:fs";
 import { readdir, rm } from "node:fs/promises";
 import path from "node:path";
+import { createClient } from "@libsql/client";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { instanceFile, isValidDatabase } from "../helpers/files.js";
 import { type Client, client } from "../helpers/http.js";
@@ -28,26 +31,28 @@ const atA = () => `${a.url}/db/${org}/d1/`;
 const atB = () => `${b.url}/db/${org}/d1@${WEST}/`;
 let backupEnv: Record<string, string>;
 
-/** Waits until A says the bucket has everything of d1 committed so far; its shipped frame. */
-async function shipped(): Promise<{ generation: number; frame: number }> {
+/** Waits until A says the bucket has everything of `name` committed so far; its shipped frame. */
+async function shipped(name = "d1"): Promise<{ generation: number; frame: number }> {
   const deadline = Date.now() + 20_000;
   for (;;) {
     const s = (await client(a.url, ADMIN_TOKEN).get("/v1/admin/backups")).body;
-    const d = s.databases?.find((x: { name: string }) => x.name === "d1");
+    const d = s.databases?.find((x: { name: string }) => x.name === name);
     if (d && d.frame !== null && d.delay_ms === 0) return { generation: d.generation, frame: d.frame };
     if (Date.now() > deadline) throw new Error(`not shipped: ${JSON.stringify(s)}`);
     await new Promise((r) => setTimeout(r, 50));
   }
 }
 
-/** B's "seeded" log lines for d1, parsed. */
-function seeds(node: ShoalProcess): Array<{ generation: number; frame: number; checked: boolean }> {
+/** A node's log lines saying `msg` about database `id`, parsed. */
+function logged(node: ShoalProcess, msg: string, id = dbId): Array<Record<string, any>> {
   return node
     .stdout()
     .split("\n")
-    .filter((l) => l.includes("replica seeded from the backup bucket") && l.includes(dbId))
+    .filter((l) => l.includes(`"msg":"${msg}"`) && l.includes(id))
     .map((l) => JSON.parse(l));
 }
+
+const seeds = (node: ShoalProcess, id = dbId) => logged(node, "replica seeded from the backup bucket", id);
 
 /** Adds `n` rows of 300 random bytes each in one commit. */
 async function addRows(n: number, tag: string): Promise<void> {
@@ -174,5 +179,63 @@ describe("a replica seeded from the backup bucket", () => {
     const [atAnow, atBnow] = await Promise.all([content(atA()), content(atB())]);
     expect(replicaFileIsWhole()).toBe(true);
     expect(atBnow).toEqual(atAnow);
+  });
+
+  it("seeds an encrypted database's replica with the bucket's ciphertext, read at B with the key", async () => {
+    expect((await api().post(`/v1/organizations/${org}/groups`, { name: "g2", location: EAST })).status).toBe(
+      200,
+    );
+    const key = randomBytes(32).toString("base64");
+    const secret = `secret-${randomBytes(8).toString("hex")}`;
+    const created = await api().post(`/v1/organizations/${org}/databases`, {
+      name: "vault",
+      group: "g2",
+      remote_encryption: { encryption_key: key, encryption_cipher: "aes256cbc" },
+    });
+    expect(created.status, created.text).toBe(200);
+    const id = created.body.database.DbId as string;
+    const jwt = (await api().post(`/v1/organizations/${org}/databases/vault/auth/tokens`)).body.jwt as string;
+    const opts = { authToken: jwt, remoteEncryptionKey: key };
+    const primary = createClient({ url: `${a.url}/db/${org}/vault/`, ...opts });
+    const replica = createClient({ url: `${b.url}/db/${org}/vault@${WEST}/`, ...opts });
+    await primary.execute("CREATE TABLE t (v TEXT)");
+    for (let i = 0; i < 20; i++)
+      await primary.execute({ sql: "INSERT INTO t VALUES (?)", args: [`${secret}-${i}`] });
+    await shipped("vault");
+
+    const added = await api().post(`/v1/organizations/${org}/groups/g2/locations/${WEST}`);
+    expect(added.status, added.text).toBe(200);
+    expect(seeds(b, id)).toMatchObject([{ checked: true }]);
+    const values = async () => (await replica.execute("SELECT v FROM t ORDER BY rowid")).rows.map((r) => r.v);
+    expect(await values()).toEqual(Array.from({ length: 20 }, (_, i) => `${secret}-${i}`));
+    await primary.execute({ sql: "INSERT INTO t VALUES (?)", args: [`${secret}-after`] });
+    await within(1000, async () => {
+      expect((await values()).at(-1)).toBe(`${secret}-after`);
+    });
+    // Seeded and followed without the key: B's replica is as encrypted as A's file.
+    expect(readFileSync(instanceFile(cluster.dirs.get("node-b")!, WEST, id)).includes(secret)).toBe(false);
+    primary.close();
+    replica.close();
+  });
+
+  it("copies the replica from A when the bucket can't be read, and says why", async () => {
+    await s3.stop();
+    try {
+      const db = await api().post(`/v1/organizations/${org}/databases`, { name: "d3", group: "g" });
+      expect(db.status, db.text).toBe(200);
+      const id = db.body.database.DbId as string;
+      const t3 = (await api().post(`/v1/organizations/${org}/databases/d3/auth/tokens`)).body.jwt as string;
+      await run(`${a.url}/db/${org}/d3/`, t3, "CREATE TABLE x (n)");
+      await run(`${a.url}/db/${org}/d3/`, t3, "INSERT INTO x VALUES (7)");
+      await within(5000, async () => {
+        expect(await rows(`${b.url}/db/${org}/d3@${WEST}/`, t3, "SELECT n FROM x")).toEqual([[7]]);
+      });
+      const [why] = logged(b, "replica not seeded from the backup bucket; copying it from its primary", id);
+      expect(why?.reason, b.stdout()).toBeTruthy();
+      expect(JSON.stringify(why)).not.toContain("S3RVER");
+      expect(seeds(b, id)).toEqual([]);
+    } finally {
+      await s3.start();
+    }
   });
 });
