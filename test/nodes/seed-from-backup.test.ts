@@ -54,6 +54,14 @@ function logged(node: ShoalProcess, msg: string, id = dbId): Array<Record<string
 
 const seeds = (node: ShoalProcess, id = dbId) => logged(node, "replica seeded from the backup bucket", id);
 
+/** The frame ranges B asked A for (`GET /replication/{db}/sync/{generation}/{start}/{end}`), in order. */
+function framesAsked(): Array<{ generation: number; start: number }> {
+  return logged(a, "data plane request")
+    .filter((l) => l.endpoint === "sync-frames")
+    .map((l) => /\/sync\/(\d+)\/(\d+)\/\d+$/.exec(l.path)!)
+    .map((m) => ({ generation: Number(m[1]), start: Number(m[2]) }));
+}
+
 /** Adds `n` rows of 300 random bytes each in one commit. */
 async function addRows(n: number, tag: string): Promise<void> {
   await run(
@@ -83,8 +91,9 @@ beforeAll(async () => {
     SHOAL_BACKUP_SECRET_ACCESS_KEY: "S3RVER",
     SHOAL_BACKUP_INTERVAL_MS: "200",
   };
+  // A logs the replication requests it serves (at debug): which frames B asked for.
   [a, b] = await Promise.all([
-    cluster.start("node-a", EAST, backupEnv),
+    cluster.start("node-a", EAST, { ...backupEnv, SHOAL_LOG_LEVEL: "debug" }),
     cluster.start("node-b", WEST, backupEnv),
   ]);
   const user = await client(a.url, ADMIN_TOKEN).post("/v1/admin/users", {
@@ -125,6 +134,12 @@ describe("a replica seeded from the backup bucket", () => {
     expect(seed!.generation).toBe(bucket.generation);
     expect(seed!.frame).toBeGreaterThanOrEqual(bucket.frame);
     expect(seed!.checked).toBe(true);
+    // The crux: B's first request continues right after the seed's frame (the check asked for that
+    // very frame), so nothing the bucket gave is applied again and nothing after it is skipped.
+    const asked = framesAsked();
+    expect(asked[0]).toEqual({ generation: seed!.generation, start: seed!.frame });
+    expect(asked[1]).toEqual({ generation: seed!.generation, start: seed!.frame + 1 });
+    expect(asked.slice(1).every((r) => r.generation > seed!.generation || r.start > seed!.frame)).toBe(true);
     // A never sent B the whole database: no export was asked of it, only frames.
     const metrics = await scrape(a.url, ADMIN_TOKEN);
     expect(metrics.value("shoal_dataplane_requests_total", { endpoint: "sync-export" })).toBe(0);
