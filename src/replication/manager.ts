@@ -84,13 +84,11 @@ export class ReplicationManager implements ReplicaPort {
     }
     const { spec, encrypted } = await this.spec(dbId, location);
     const k = key(dbId, location);
-    if (this.remoteFollowers.has(k) && (await this.seeding.seed(k, dbId, spec, encrypted))) {
+    if (await this.seeding.seed(k, dbId, spec, { encrypted, remote: this.remoteFollowers.has(k) })) {
       await this.register(k, location, spec, encrypted);
       this.place(dbId, location);
       // Only the frames after the seed come from the primary; one out of reach is caught up later.
-      await this.follow(dbId, location).catch((e: unknown) =>
-        this.deps.log.warn({ err: e, dbId, location }, "a seeded replica can't reach its primary yet"),
-      );
+      await this.follow(dbId, location).catch((e: unknown) => this.syncFailed(dbId, location, e));
       return;
     }
     if (encrypted) await this.encrypted.ensure(k, spec);
@@ -286,18 +284,20 @@ export class ReplicationManager implements ReplicaPort {
       this.deps.peers?.notify(dbId, location);
       return;
     }
-    // A keyless follower (encrypted) recovers from a lost generation by itself (a fresh copy).
+    this.follow(dbId, location).catch((e: unknown) => this.syncFailed(dbId, location, e));
+  }
+
+  private syncFailed(dbId: string, location: string, e: unknown): void {
+    // 410: the generation this replica was in is gone (pruned, or lost to a checkpoint Shoal
+    // didn't make). libSQL's client can't recover by itself; build the replica again. (A keyless
+    // follower, for an encrypted database, recovers by itself with a fresh copy.)
     const plain = !this.encrypted.has(key(dbId, location));
-    this.follow(dbId, location).catch((e: unknown) => {
-      // 410: the generation this replica was in is gone (pruned, or lost to a checkpoint Shoal
-      // didn't make). libSQL's client can't recover by itself; build the replica again.
-      if (plain && e instanceof Error && /\b410\b/.test(e.message)) {
-        this.deps.log.warn({ dbId, location }, "replica fell behind the kept history; rebuilding it");
-        this.rebuild(dbId, location);
-        return;
-      }
-      this.deps.log.warn({ err: e, dbId, location }, "replica could not sync");
-    });
+    if (plain && e instanceof Error && /\b410\b/.test(e.message)) {
+      this.deps.log.warn({ dbId, location }, "replica fell behind the kept history; rebuilding it");
+      this.rebuild(dbId, location);
+      return;
+    }
+    this.deps.log.warn({ err: e, dbId, location }, "replica could not sync");
   }
 
   /** Pulls what the primary has; a replica seeded while its primary was out of reach is checked first. */

@@ -86,12 +86,12 @@ export function crc32(data: Buffer): number {
  * Seeds replicas of primaries on other nodes from a `ReplicaSeeder`, then lets them follow the
  * primary from there: only the frames after the seed's point cross the network from the primary.
  * A seed is checked against the primary first; when the primary can't be reached the replica
- * serves the seed's state meanwhile, and is checked before its first pull (`pending`).
+ * serves the seed's state meanwhile, and is checked before its first pull (`mayPull`).
  */
 export class ReplicaSeeding {
   /** Replicas seeded while their primary was unreachable: checked before they pull. */
   private readonly unchecked = new Map<string, ReplicaSeed>();
-  /** Replicas to build from their primary next time (the seed was refused, or a rebuild). */
+  /** Replicas to build from their primary next time (a rebuild: its history and the primary's parted). */
   private readonly fromPrimary = new Set<string>();
   /** Seeds being written: a second build of the same replica meanwhile shares the first's answer. */
   private readonly inFlight = new Map<string, Promise<boolean>>();
@@ -115,17 +115,23 @@ export class ReplicaSeeding {
    * Seeds the replica's file when it has none: true when it now holds the seed's state and its
    * follower's position (the caller then registers it instead of opening it from the primary).
    */
-  seed(key: string, dbId: string, spec: ReplicaSpec, encrypted: boolean): Promise<boolean> {
+  seed(
+    key: string,
+    dbId: string,
+    spec: ReplicaSpec,
+    how: { encrypted: boolean; remote: boolean },
+  ): Promise<boolean> {
+    // Only a replica of another node's primary is seeded: one on this node copies a local file.
+    if (this.fromPrimary.delete(key) || !how.remote) return Promise.resolve(false);
     const running = this.inFlight.get(key);
     if (running) return running;
-    const p = this.seedOnce(key, dbId, spec, encrypted).finally(() => this.inFlight.delete(key));
+    const p = this.seedOnce(key, dbId, spec, how.encrypted).finally(() => this.inFlight.delete(key));
     this.inFlight.set(key, p);
     return p;
   }
 
   private async seedOnce(key: string, dbId: string, spec: ReplicaSpec, encrypted: boolean): Promise<boolean> {
     if (!this.seeder || existsSync(spec.path)) return false;
-    if (this.fromPrimary.delete(key)) return false;
     const started = Date.now();
     const tmp = `${spec.path}.bootstrap`;
     rmSync(tmp, { force: true });
