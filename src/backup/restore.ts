@@ -23,11 +23,6 @@ export type BucketRestoreOutcome =
       earliest: number;
       /** Where the file's frame log starts (with `continueLog`), past every generation in the bucket. */
       next: { generation: number; index: number };
-      /**
-       * Frame `frame` of `generation` as shipped (header and page), when the restore replayed it:
-       * a replica seeded from the bucket compares it with its primary's to know it has the same history.
-       */
-      lastFrame?: Buffer;
     }
   /** `at` is older than the oldest snapshot kept. */
   | { kind: "before-history"; earliest: number }
@@ -89,7 +84,6 @@ export async function restoreDatabase(
       commitAt: end.commitAt,
       earliest,
       next,
-      ...(end.lastFrame ? { lastFrame: end.lastFrame } : {}),
     };
   } catch (e) {
     await rm(gz, { force: true });
@@ -104,7 +98,6 @@ interface ReplayEnd {
   frame: number;
   commitAt: number | null;
   startIndex: number | undefined;
-  lastFrame?: Buffer;
 }
 
 /** Replays the chain's frames onto the unpacked snapshot, up to the last commit at or before `at`. */
@@ -125,8 +118,7 @@ async function replay(
   try {
     let size: number | undefined;
     for (const step of steps) {
-      if (step.generation !== end.generation)
-        Object.assign(end, { generation: step.generation, frame: 0, lastFrame: undefined });
+      if (step.generation !== end.generation) Object.assign(end, { generation: step.generation, frame: 0 });
       const { body, metadata } = await bucket.get(step.key);
       const { header, frames } = await decodeFrames(body, metadata, step.key);
       const commits = header.commits.filter(([f, t]) => f > end.frame && (at === undefined || t <= at));
@@ -135,8 +127,7 @@ async function replay(
       const from = (end.frame + 1 - header.first) * FRAME_BYTES;
       const to = (target[0] - header.first + 1) * FRAME_BYTES;
       size = replayFrames(fd, frames.subarray(from, to)) ?? size;
-      const lastFrame = Buffer.from(frames.subarray(to - FRAME_BYTES, to));
-      Object.assign(end, { frame: target[0], commitAt: target[1], startIndex: header.startIndex, lastFrame });
+      Object.assign(end, { frame: target[0], commitAt: target[1], startIndex: header.startIndex });
       if (target[0] < header.last) break;
     }
     cutToSize(fd, size);

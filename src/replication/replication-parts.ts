@@ -4,7 +4,6 @@ import type { InstanceFiles } from "../engine/instance-files.js";
 import type { Logger } from "../lib/logger.js";
 import type { SigningKey } from "../lib/signing-keys.js";
 import type { Clock } from "../lib/time.js";
-import type { ReplicaSeeder } from "./seeding.js";
 
 /** What replication reaches: primaries' files and logs, database records, the token key. */
 export interface ReplicationParts {
@@ -19,8 +18,6 @@ export interface ReplicationParts {
   peers?: ReplicaPeers;
   /** How often a replica whose primary is on another node pulls without being told (ms). */
   remotePollMs?: number;
-  /** Where a replica of another node's primary is seeded from before it follows (the backup bucket). */
-  seeder?: ReplicaSeeder;
 }
 
 /** What replication needs to know about the other nodes (`hosting/node-peers.ts`). */
