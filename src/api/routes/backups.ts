@@ -1,4 +1,5 @@
 import { z } from "@hono/zod-openapi";
+import type { RestoreOutcome } from "../../domain/cluster/backup-port.js";
 import {
   backupPoints,
   backupStatus,
@@ -38,14 +39,7 @@ const RestoredWire = z.object({
   replaced: z.boolean().openapi({ description: "An existing file was replaced (false: it was missing)." }),
   ms: z.number().openapi({ description: "How long the restore took." }),
 });
-type Restored = {
-  generation: number;
-  frame: number;
-  commitAt: number | null;
-  earliest: number;
-  replaced: boolean;
-  ms: number;
-};
+type Restored = Extract<RestoreOutcome, { kind: "restored" }>;
 const restoredWire = (o: Restored) => ({
   generation: o.generation,
   frame: o.frame,
