@@ -2,7 +2,7 @@ import { useEffect, useMemo, useState } from "preact/hooks";
 import { api, orgPath, seg, session, whenUnauthorized } from "./api.js";
 import { type Me, MeContext, OrgContext, scopeOf, useMe } from "./context.js";
 import { useLoad } from "./hooks.js";
-import { href, navigate, type Route, useRoute } from "./router.js";
+import { href, navigate, parseRoute, type Route, useRoute } from "./router.js";
 import type { Member, Organization, User } from "./types.js";
 import { Busy, ErrorNote } from "./ui/kit.js";
 import { Admin } from "./views/admin.js";
@@ -49,7 +49,10 @@ function SignedIn({ signOut }: { signOut: (why?: string) => void }) {
     [me.data],
   );
   useEffect(() => {
-    if (route.view === "home" && value) navigate(href("orgs", homeOrg(value)));
+    // The address as it is now, not as rendered: a person (or a link) may have gone elsewhere since.
+    if (route.view === "home" && value && parseRoute(location.hash).view === "home") {
+      navigate(href("orgs", homeOrg(value)));
+    }
   }, [route.view, value]);
   if (!value) {
     return (
