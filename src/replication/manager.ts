@@ -1,7 +1,9 @@
-import type { ReplicaPort } from "../domain/core/ports.js";
+import { type ReplicaPort, ReplicaUnavailableError } from "../domain/core/ports.js";
 import { mintReplicationToken } from "../domain/data-access/db-tokens.js";
 import type { DatabaseKey } from "../engine/encryption/keys.js";
 import type { CommitEvent } from "../engine/frame-logs.js";
+import { isSqliteFailure } from "../engine/sqlite-errors.js";
+import { Throttle } from "../lib/throttle.js";
 import { EncryptedReplicas } from "./encrypted-replicas.js";
 import { LagStats } from "./lag.js";
 import { LocationWorker, type ReplicaRows, type ReplicaSpec } from "./location-worker-client.js";
@@ -40,6 +42,8 @@ export class ReplicationManager implements ReplicaPort {
   readonly lag = new LagStats();
   /** Replicas of encrypted databases: followed without the key, on this thread. */
   private readonly encrypted = new EncryptedReplicas();
+  /** One warning per replica per minute while its reads fall back to the primary. */
+  private readonly unavailableLog = new Throttle(60_000);
 
   constructor(
     private readonly deps: ReplicationParts,
@@ -62,14 +66,17 @@ export class ReplicationManager implements ReplicaPort {
     dbKey?: DatabaseKey,
   ): Promise<ReplicaRows> {
     const k = key(dbId, location);
-    if (this.encrypted.has(k)) {
-      try {
-        return Promise.resolve(this.encrypted.query(k, sql, args, dbKey));
-      } catch (e) {
-        return Promise.reject(e);
-      }
-    }
-    return this.worker(location).query(k, sql, args);
+    const read = this.encrypted.has(k)
+      ? new Promise<ReplicaRows>((resolve) => resolve(this.encrypted.query(k, sql, args, dbKey)))
+      : this.worker(location).query(k, sql, args);
+    return read.catch((e: unknown) => {
+      // The statement's own failures reach the client; the replica's are the primary's to cover.
+      if (isSqliteFailure(e) || (e as { code?: string }).code === "REPLICA_READ_ONLY") throw e;
+      const reason = e instanceof Error ? e.message : String(e);
+      if (this.unavailableLog.due(k))
+        this.deps.log.warn({ dbId, location, reason }, "replica can't answer reads; reading at the primary");
+      throw new ReplicaUnavailableError(location, reason);
+    });
   }
 
   async ensure(dbId: string, location: string): Promise<void> {

@@ -130,6 +130,26 @@ describe("replicas in every location of a group", () => {
     }
   });
 
+  it("reads at the primary while a location's replica can't answer, and still reports the statement's own errors", async () => {
+    const loc = "aws-ap-northeast-1";
+    const local = createClient({ url: at(db, loc), authToken: db.token });
+    await createClient({ url: db.urls.httpPath, authToken: db.token }).execute(
+      "INSERT INTO t (v) VALUES ('while-unavailable')",
+    );
+    // As during a rebuild after a failover: the location's worker no longer has the replica.
+    await h.shoal.replication.release(db.id, loc);
+    try {
+      const r = await local.execute("SELECT count(*) AS n FROM t WHERE v = 'while-unavailable'");
+      expect(r.rows[0]?.n).toBe(1);
+      await expect(local.execute("SELECT nope FROM t")).rejects.toThrow(/no such column/);
+    } finally {
+      await h.shoal.replication.ensure(db.id, loc);
+    }
+    expect(
+      (await local.execute("SELECT count(*) AS n FROM t WHERE v = 'while-unavailable'")).rows[0]?.n,
+    ).toBe(1);
+  });
+
   it("catches a replica up after its location was down", async () => {
     await h.shoal.replication.pauseLocation("aws-eu-west-1");
     expect((await u.api.get(g())).body.group.status.locations[1]).toEqual({

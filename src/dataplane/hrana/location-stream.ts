@@ -1,4 +1,4 @@
-import type { ReplicaPort } from "../../domain/core/ports.js";
+import { type ReplicaPort, ReplicaUnavailableError } from "../../domain/core/ports.js";
 import type { DataAccess } from "../../domain/data-access/open.js";
 import { bindArguments, type ExecResult, type RowBudget, type SqlValue } from "../../engine/connection.js";
 import { rowBytes } from "../../engine/execute.js";
@@ -171,6 +171,8 @@ export class LocationStream implements SqlStream {
       // The lexer called it a read but SQLite disagrees (a PRAGMA that writes): let the primary run it.
       if ((e as { code?: string }).code === "REPLICA_READ_ONLY")
         return this.onPrimary(() => this.primary.execute(stmt, budget));
+      // The replica can't answer (being rebuilt, opening without its primary): the primary can.
+      if (e instanceof ReplicaUnavailableError) return this.primary.execute(stmt, budget);
       throw toHranaError(e, "prepare");
     }
     const rows = read.rows as SqlValue[][];

@@ -70,6 +70,20 @@ export interface ReplicaStatus {
   waitCaughtUp(dbIds: readonly string[], location: string, timeoutMs: number): Promise<boolean>;
 }
 
+/**
+ * A replica that can't answer a read for a reason of its own, not the statement's: not built yet,
+ * being rebuilt after a failover, unable to reach its primary while it opens, its worker gone.
+ * The data plane then reads at the primary, which is never behind its replicas.
+ */
+export class ReplicaUnavailableError extends Error {
+  constructor(
+    readonly location: string,
+    readonly reason: string,
+  ) {
+    super(`the replica in ${location} can't answer: ${reason}`);
+  }
+}
+
 /** Rows read on a replica. */
 export interface ReplicaRows {
   columns: Array<{ name: string; decltype: string | null }>;
