@@ -58,6 +58,23 @@ describe("a group spanning two nodes", () => {
     });
   });
 
+  it("answers a location's and an instance's wait, asked at either node, once B's replica has a write", async () => {
+    await run(atA(), token, "INSERT INTO t (v) VALUES ('waited for')");
+    for (const node of [a, b]) {
+      const user = client(node.url, userToken);
+      const byLocation = await user.get(
+        `/v1/organizations/${org}/groups/g/locations/${WEST}/wait?timeout=10`,
+      );
+      expect(byLocation.status, byLocation.text).toBe(200);
+      const byInstance = await user.get(
+        `/v1/organizations/${org}/databases/d1/instances/${WEST}/wait?timeout=10`,
+      );
+      expect(byInstance.status, byInstance.text).toBe(200);
+    }
+    // Answered because B had it, not because nobody looked: B's replica reads it now.
+    expect(await rows(atB(), token, "SELECT count(*) FROM t WHERE v = 'waited for'")).toEqual([[1]]);
+  });
+
   it("lands a write sent to B on A, and its writer reads it at B at once", async () => {
     const result = await run(atB(), token, "INSERT INTO t (v) VALUES ('from B')");
     expect(result.affected_row_count).toBe(1);

@@ -1,4 +1,5 @@
 import { derivedUuid } from "../../lib/ids.js";
+import { requireFilesHere } from "../cluster/placement-tx.js";
 import { requireDatabase } from "../core/access-tx.js";
 import type { Ctx } from "../core/context.js";
 import { addGroupLocation, removeGroupLocation } from "../groups/group-locations.js";
@@ -109,7 +110,12 @@ export async function waitForInstance(
 ): Promise<void> {
   const found = await getInstance(ctx, slug, name, instance);
   if (found.type === "primary") return;
-  const { db } = await ctx.deps.store.read((r) => requireDatabase(r, ctx.actor, slug, name, "read"));
+  const { db } = await ctx.deps.store.read(async (r) => {
+    const found = await requireDatabase(r, ctx.actor, slug, name, "read");
+    // The primary's node knows what is committed and sees the replicas' progress: it answers.
+    await requireFilesHere(r, ctx.deps, [found.db.primary_location]);
+    return found;
+  });
   if (!(await ctx.deps.replicas.waitCaughtUp([db.id], found.name, timeoutMs))) {
     throw databaseErrors.instanceBehind(found.name, name, timeoutMs);
   }

@@ -135,7 +135,12 @@ export async function waitForLocation(
   const { group, dbIds } = await ctx.deps.store.read(async (r) => {
     const { group: row } = await requireGroup(r, ctx.actor, slug, groupName, "read");
     const locations = (await r.groups.locationsOf([row.id])).get(row.id) ?? [];
-    return { group: toGroup(row, locations), dbIds: await r.databases.idsInGroup(row.id) };
+    const group = toGroup(row, locations);
+    // Only the primary's node knows what is committed and sees every replica's progress (each
+    // syncs from it): another node sends the call there.
+    if (locations.includes(location) && location !== group.primary)
+      await requireFilesHere(r, ctx.deps, [group.primary]);
+    return { group, dbIds: await r.databases.idsInGroup(row.id) };
   });
   if (!group.locations.includes(location)) {
     ctx.deps.catalogue.require(location);
