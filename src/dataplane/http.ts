@@ -74,7 +74,9 @@ export class HranaHttp {
     try {
       await this.route(req, res, route);
     } catch (e) {
-      if (res.headersSent) {
+      // Sent too late, or to a client that hung up before its request was whole (node's "aborted"):
+      // there is no one left to answer, and nothing went wrong here.
+      if (res.headersSent || (req.destroyed && (e as NodeJS.ErrnoException).code === "ECONNRESET")) {
         res.destroy();
         return;
       }
