@@ -295,7 +295,7 @@ describe("a database held by node A, asked through node B", () => {
     const r = await pipeline(viaB().httpPath, jwt, {
       requests: [sql("INSERT INTO notes (body) VALUES ('lost')")],
     });
-    expect(r.status).toBe(503);
+    expect(r.status, JSON.stringify(r.body)).toBe(503);
     expect(r.body.code).toBe("DATABASE_NODE_UNREACHABLE");
     expect(r.body.message).toContain(`served by node node-a (${a.url}), which can't be reached`);
     expect(r.body.message).toContain("nothing changed");

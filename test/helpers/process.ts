@@ -1,4 +1,5 @@
 import { type ChildProcess, spawn } from "node:child_process";
+import { createWriteStream } from "node:fs";
 import path from "node:path";
 
 const ROOT = path.resolve(import.meta.dirname, "../..");
@@ -35,14 +36,22 @@ export async function spawnShoal(
     env: { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "", SHOAL_PORT: "0", ...env },
     stdio: ["ignore", "pipe", "pipe"],
   });
+  // SHOAL_TEST_LOG_DIR keeps every process's output in a file, for a failure seen only under load.
+  const keep = process.env.SHOAL_TEST_LOG_DIR
+    ? createWriteStream(
+        path.join(process.env.SHOAL_TEST_LOG_DIR, `${env.SHOAL_NODE_ID ?? "shoal"}-${proc.pid}.log`),
+      )
+    : undefined;
   let out = "";
   let stdout = "";
   let stderr = "";
   proc.stdout?.on("data", (d: Buffer) => {
+    keep?.write(d);
     out += d.toString();
     stdout += d.toString();
   });
   proc.stderr?.on("data", (d: Buffer) => {
+    keep?.write(d);
     out += d.toString();
     stderr += d.toString();
   });

@@ -132,6 +132,9 @@ describe("failover between two nodes", () => {
     await within(4000, async () => {
       expect(await rows(atB(), token, "SELECT count(*) FROM t WHERE v = 'back on A'")).toEqual([[1]]);
     });
+    // Read above at B's location, possibly at A while B's replica is rebuilt: B's own replica catches up too.
+    const caughtUp = await api(b).get(`/v1/organizations/${org}/groups/g/locations/${WEST}/wait`);
+    expect(caughtUp.status, caughtUp.text).toBe(200);
     const stale = await fetch(`${primaryAt(b)}v2/pipeline`, {
       method: "POST",
       headers: { authorization: `Bearer ${token}`, "content-type": "application/json" },
@@ -228,5 +231,6 @@ describe("failover between two nodes", () => {
     const applied = acked.filter((id) => id <= seenAtPromotion);
     expect(kept).toEqual(applied);
     await run(primaryAt(a), token, "INSERT INTO t (v) VALUES ('after the second failover')");
-  });
+    // A start, a catch-up, a load and a promotion: each bounded above, together more than 30 s on a busy CI machine.
+  }, 90_000);
 });
