@@ -184,6 +184,8 @@ async function shutdown(
   // One last pass ships what was committed before the server stopped taking requests.
   await parts.backups?.stop();
   await parts.leases.stop();
+  // A pull still waiting on another node's primary would hold its worker's shutdown.
+  parts.relay.close();
   await parts.replicas.close();
   await parts.pool.closeAll();
   // No key outlives the process's service (its connections are closed already).
