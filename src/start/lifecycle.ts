@@ -121,6 +121,7 @@ async function serve(
   // Replicas sync from this node's own address; a wildcard listen address is reached on loopback.
   const reachable = config.host === "0.0.0.0" ? "127.0.0.1" : config.host === "::" ? "[::1]" : host;
   setSourceUrl(`http://${reachable}:${port}`);
+  server.servePulls((req, res, dbId, path) => parts.relay.handle(req, res, dbId, path));
   const node = parts.placement;
   let pending: Awaited<ReturnType<typeof reconcileBeforeServing>>;
   try {

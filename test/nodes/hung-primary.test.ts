@@ -40,9 +40,13 @@ async function bounded<T>(ms: number, what: string, work: Promise<T>): Promise<{
   }
 }
 
-beforeAll(async () => {
+/** Nodes A (the primary, EAST) and B (its replica, WEST) with one database of five rows. */
+async function setUp(bSettings: Record<string, string> = {}): Promise<void> {
   cluster = await startCluster();
-  [a, b] = await Promise.all([cluster.start("node-a", EAST, LEASE), cluster.start("node-b", WEST, LEASE)]);
+  [a, b] = await Promise.all([
+    cluster.start("node-a", EAST, LEASE),
+    cluster.start("node-b", WEST, { ...LEASE, ...bSettings }),
+  ]);
   const user = await client(a.url, ADMIN_TOKEN).post("/v1/admin/users", {
     username: org,
     email: `${org}@example.com`,
@@ -61,15 +65,18 @@ beforeAll(async () => {
   await within(2000, async () => {
     expect(await rows(atB(), token, "SELECT count(*) FROM t")).toEqual([[5]]);
   });
-}, 120_000);
+}
 
-afterAll(async () => {
+async function tearDown(): Promise<void> {
   // Nothing may stay stopped: a stopped process ignores the SIGKILL's exit until it runs again.
   a?.proc.kill("SIGCONT");
   await cluster?.close();
-});
+}
 
 describe("a primary whose machine hangs", () => {
+  beforeAll(() => setUp(), 120_000);
+  afterAll(tearDown);
+
   it("doesn't stall reads at B's location", async () => {
     a.proc.kill("SIGSTOP");
     // Long enough for several of B's pulls (one a second) to meet the hung primary.
@@ -108,5 +115,26 @@ describe("a primary whose machine hangs", () => {
     // A's file is a replica's now: a write sent to A's location lands on B, and A reads it.
     await run(atA(), token, "INSERT INTO t (v) VALUES ('via A')");
     expect(await rows(primaryAt(b), token, "SELECT count(*) FROM t")).toEqual([[8]]);
+  }, 60_000);
+});
+
+describe("a failover while a pull from the hung primary is in flight", () => {
+  // A pull limit no test waits for: only cutting the pull can let the promotion through.
+  beforeAll(() => setUp({ SHOAL_REPLICA_PULL_TIMEOUT_MS: "600000" }), 120_000);
+  afterAll(tearDown);
+
+  it("doesn't wait for the pull: the promotion cuts it", async () => {
+    a.proc.kill("SIGSTOP");
+    // B's replica pulls every second: one is now stuck on A.
+    await new Promise((r) => setTimeout(r, 2500));
+    const moved = await bounded(
+      FAILOVER_BOUND_MS,
+      "the failover",
+      client(b.url, ADMIN_TOKEN).post(`/v1/admin/groups/${org}/g/failover`, { location: WEST }),
+    );
+    console.log(`failover to B with a pull stuck on the stopped A: ${moved.ms} ms`);
+    expect(moved.value.status, moved.value.text).toBe(200);
+    await run(primaryAt(b), token, "INSERT INTO t (v) VALUES ('on B')");
+    expect(await rows(primaryAt(b), token, "SELECT count(*) FROM t")).toEqual([[6]]);
   }, 60_000);
 });

@@ -38,7 +38,8 @@ function answer(res: ServerResponse, status: number, error: string, code: string
  *   queued behind it, for one limit, not one limit per pull;
  * - `cut` ends a replica's pulls in flight at once (a failover promoting it, a rebuild dropping it).
  *
- * Refusals are 4xx: libSQL retries a 5xx answer to a pull five times, sleeping in between. It is
+ * Refusals are 4xx (408 no progress in time, 424 the primary's node refused or reset the
+ * connection): libSQL retries a 5xx answer to a pull five times, sleeping in between. It is
  * no open proxy: only GETs, only carrying the replication token of that very replica, only to the
  * URL registered for it (never looked up again per request: a replica must not be fed another
  * primary's history, which the replication manager handles by rebuilding it).
@@ -159,9 +160,14 @@ export class PullRelay {
       from.pipe(res);
     });
     out.on("error", (e) => {
-      if ((e as NodeJS.ErrnoException).code === "ETIMEDOUT_CONNECT") return expire();
-      // Refused, reset: the replica's client sees what it would have seen talking to the primary.
-      settle(() => res.destroy());
+      const err = e as NodeJS.ErrnoException;
+      if (err.code === "ETIMEDOUT_CONNECT") return expire();
+      // Refused, reset: said in the answer, which the replica's log shows.
+      settle(() => {
+        if (res.headersSent) return res.destroy();
+        const why = `the primary's node (${t.base.origin}) can't be reached: ${err.code ?? ""} ${err.message}`;
+        answer(res, 424, why, "PRIMARY_UNREACHABLE");
+      });
     });
     out.end();
   }
