@@ -88,7 +88,10 @@ describe("a primary whose machine hangs", () => {
       times.push(read.ms);
       await new Promise((r) => setTimeout(r, 200));
     }
-    console.log(`reads at B while A is stopped: ${times.length}, slowest ${Math.max(...times)} ms`);
+    const sorted = [...times].sort((x, y) => x - y);
+    console.log(
+      `reads at B while A is stopped: ${times.length}, median ${sorted[sorted.length >> 1]} ms, slowest three ${sorted.slice(-3).join(", ")} ms`,
+    );
   }, 60_000);
 
   it("fails over to B on the administrator's call, and writes succeed there", async () => {
@@ -125,8 +128,8 @@ describe("a failover while a pull from the hung primary is in flight", () => {
 
   it("doesn't wait for the pull: the promotion cuts it", async () => {
     a.proc.kill("SIGSTOP");
-    // B's replica pulls every second: one is now stuck on A.
-    await new Promise((r) => setTimeout(r, 2500));
+    // B's replica pulls every second: one is now stuck on A, whose lease has up to 2 s to run.
+    await new Promise((r) => setTimeout(r, 1500));
     const moved = await bounded(
       FAILOVER_BOUND_MS,
       "the failover",
