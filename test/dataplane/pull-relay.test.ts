@@ -108,13 +108,26 @@ const pull = async (url: string, token?: string, init: RequestInit = {}) =>
     headers: { ...(token ? { authorization: `Bearer ${token}` } : {}), "x-other": "1" },
   });
 
+/** A GET whose path goes out exactly as written; the answer's status line. */
+async function rawGet(url: string, token: string): Promise<string> {
+  const u = new URL(url);
+  const path = url.slice(url.indexOf("/", "http://".length));
+  const socket = net.connect(Number(u.port), u.hostname);
+  socket.write(
+    `GET ${path} HTTP/1.1\r\nhost: ${u.host}\r\nauthorization: Bearer ${token}\r\nconnection: close\r\n\r\n`,
+  );
+  let text = "";
+  for await (const chunk of socket) text += chunk.toString();
+  return text.split("\r\n")[0] ?? "";
+}
+
 describe("the pull relay", () => {
   it("sends a replica's pull on to the primary registered for it, with its token and nothing else", async () => {
     const { primary, here } = await setUp(5000);
     const token = await mintReplicationToken({ dbTokenKey, clock }, DB, WEST);
-    const res = await pull(`${here}/sync/1/2/3?x=1`, token);
+    const res = await pull(`${here}/sync/1/2/3`, token);
     expect(res.status).toBe(200);
-    expect(await res.text()).toBe(`seen /replication/${DB}/sync/1/2/3?x=1`);
+    expect(await res.text()).toBe(`seen /replication/${DB}/sync/1/2/3`);
     expect(primary.heads[0]).toMatch(new RegExp(`authorization: Bearer ${token}`, "i"));
     expect(primary.heads[0]).not.toMatch(/x-other/i);
   });
@@ -128,6 +141,14 @@ describe("the pull relay", () => {
     const otherDb = await mintReplicationToken({ dbTokenKey, clock }, OTHER_DB, WEST);
     expect((await pull(`${here}/info`, otherDb)).status).toBe(401);
     expect((await pull(`${here}/info`, token, { method: "POST" })).status).toBe(405);
+    // fetch would resolve `..` itself: sent as written, at the socket level.
+    for (const sneaky of [
+      "/info/../../../v1/admin",
+      "/info/..%2F..%2Fv1",
+      "/%2e%2e/%2e%2e/v1/admin",
+      "/info.json",
+    ])
+      expect(await rawGet(`${here}${sneaky}`, token), sneaky).toMatch(/^HTTP\/1\.1 404/);
     relay.cut(DB, WEST);
     const gone = await pull(`${here}/info`, token);
     expect(gone.status).toBe(404);

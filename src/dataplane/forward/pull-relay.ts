@@ -7,6 +7,7 @@ import { PrimaryHealth } from "./primary-health.js";
 
 /** A replica's pulls reach this node at `/replication/<db>/relay/<location>/...`. */
 const RELAY = "/relay/";
+const PULL_PATH = /^(\/[A-Za-z0-9_-]+)+$/;
 /** What goes on to the primary: the replica's own token, and nothing else of the request's. */
 const SENT_ON = ["authorization", "accept", "user-agent"];
 const NOT_RETURNED = new Set(["connection", "keep-alive", "transfer-encoding", "proxy-connection"]);
@@ -84,10 +85,12 @@ export class PullRelay {
     const rest = path.slice(RELAY.length);
     const slash = rest.indexOf("/");
     const location = slash === -1 ? rest : rest.slice(0, slash);
-    const query = req.url?.includes("?") ? req.url.slice(req.url.indexOf("?")) : "";
-    const tail = (slash === -1 ? "" : rest.slice(slash)) + query;
+    const tail = slash === -1 ? "" : rest.slice(slash);
     if (req.method !== "GET")
       return answer(res, 405, "a replica's pulls are GET requests", "METHOD_NOT_ALLOWED");
+    // `/info`, `/export/<generation>`, `/sync/<generation>/<from>/<to>`: plain segments only, so
+    // nothing (`..`, an escape) can name a path outside the primary's replication URL.
+    if (!PULL_PATH.test(tail)) return answer(res, 404, "not a replica's pull", "NOT_A_PULL");
     const token = /^bearer\s+(\S+)\s*$/i.exec(req.headers.authorization ?? "")?.[1];
     const claims = token ? await this.tokens.verify(token).catch(() => undefined) : undefined;
     if (claims?.id !== dbId || claims.rep !== location)
