@@ -91,6 +91,8 @@ export interface Config {
   primaryLeaseMs: number;
   /** A group whose primary's lease ran out this long ago fails over by itself; 0: never. */
   failoverAfterMs: number;
+  /** A replica's pull from another node's primary making no progress this long is ended. */
+  replicaPullTimeoutMs: number;
 }
 
 const CODE = /^[a-z0-9][a-z0-9-]{0,62}$/;
@@ -238,6 +240,7 @@ const EnvSchema = z.object({
     .optional(),
   SHOAL_PRIMARY_LEASE_MS: wholeNumber(1000, 3_600_000).default(10_000),
   SHOAL_FAILOVER_AFTER_MS: wholeNumber(0, 86_400_000).default(0),
+  SHOAL_REPLICA_PULL_TIMEOUT_MS: wholeNumber(100, 3_600_000).default(5000),
   SHOAL_NODE_URL: z
     .string()
     .regex(/^https?:\/\/[^/\s]+\/?$/, "a base URL such as http://10.0.0.5:8080")
@@ -307,5 +310,6 @@ export function loadConfig(env: NodeJS.ProcessEnv, version: string): Config {
     nodeLocations: e.SHOAL_NODE_LOCATIONS && Object.freeze(e.SHOAL_NODE_LOCATIONS),
     primaryLeaseMs: e.SHOAL_PRIMARY_LEASE_MS,
     failoverAfterMs: e.SHOAL_FAILOVER_AFTER_MS,
+    replicaPullTimeoutMs: e.SHOAL_REPLICA_PULL_TIMEOUT_MS,
   });
 }

@@ -110,6 +110,9 @@ export class HranaHttp {
     }
     if (method === "POST" && path === "/notify" && "id" in route.locator)
       return notifyReplica(req, res, route.locator.id, this.deps);
+    // This node's own replicas pulling from another node's primary (forward/pull-relay.ts).
+    if (path.startsWith("/relay/") && "id" in route.locator && this.deps.relay)
+      return this.deps.relay.handle(req, res, route.locator.id, path);
     if (method === "POST" && (path === "/v2/pipeline" || path === "/v3/pipeline"))
       return this.pipeline(req, res, route);
     if (method === "POST" && path === "/v3/cursor") return this.cursor(req, res, route);

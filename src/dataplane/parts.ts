@@ -10,6 +10,7 @@ import type { Logger } from "../lib/logger.js";
 import type { ShoalMetrics } from "../metrics/metrics.js";
 import type { HolderLookup } from "./forward/forwarder.js";
 import type { ClientProof } from "./forward/proof.js";
+import type { PullRelay } from "./forward/pull-relay.js";
 import type { DataPlanePeers } from "./replica-notify.js";
 
 /**
@@ -36,6 +37,8 @@ export interface DataPlaneParts extends DataAccessPorts {
   clientProof: ClientProof;
   /** The other nodes sharing the store (absent: this node serves alone). */
   peers?: DataPlanePeers;
+  /** Carries this node's replicas' pulls from other nodes' primaries (absent: no other nodes). */
+  relay?: Pick<PullRelay, "handle">;
   /** Whether this node holds the lease of a group's primary (absent: always). */
   leases?: { mayWrite(groupId: string): boolean; acquire(groupId: string): Promise<boolean> };
 }

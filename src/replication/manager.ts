@@ -128,6 +128,8 @@ export class ReplicationManager implements ReplicaPort {
     this.placements.get(dbId)?.delete(location);
     this.remoteFollowers.delete(key(dbId, location));
     this.observed.delete(key(dbId, location));
+    // A pull stuck on a hung primary would hold the drop behind it.
+    this.deps.relay?.cut(dbId, location);
     if (this.encrypted.has(key(dbId, location))) await this.encrypted.drop(key(dbId, location));
     else await this.worker(location).drop(key(dbId, location), this.deps.files.path(location, dbId));
   }
@@ -137,6 +139,8 @@ export class ReplicationManager implements ReplicaPort {
    * forgotten, its files left in place.
    */
   async release(dbId: string, location: string): Promise<void> {
+    // A promotion never waits on a pull from the old primary (its machine may hang).
+    this.deps.relay?.cut(dbId, location);
     this.placements.get(dbId)?.delete(location);
     this.observed.delete(key(dbId, location));
     this.remoteFollowers.delete(key(dbId, location));
@@ -292,7 +296,9 @@ export class ReplicationManager implements ReplicaPort {
           this.rebuild(dbId, location);
           return;
         }
-        this.deps.log.warn({ err: e, dbId, location }, "replica could not sync");
+        // The relay said so once already, for all of that primary's replicas (pull-relay.ts).
+        const hung = e instanceof Error && e.message.includes("PRIMARY_NOT_ANSWERING");
+        this.deps.log[hung ? "debug" : "warn"]({ err: e, dbId, location }, "replica could not sync");
       });
   }
 
@@ -344,9 +350,13 @@ export class ReplicationManager implements ReplicaPort {
       this.remoteFollowers.set(key(dbId, location), { url: remote, primary });
     } else this.remoteFollowers.delete(key(dbId, location));
     const db = await this.deps.directory.find({ id: dbId });
+    // Another node's primary is reached through this node's relay, which limits how long a pull may hang.
+    const relayed = remote && this.deps.relay?.register(dbId, location, `${remote}/replication/${dbId}`);
     const spec = {
       path: this.deps.files.path(location, dbId),
-      syncUrl: `${remote ?? this.sourceUrl()}/replication/${dbId}`,
+      syncUrl: relayed
+        ? `${this.sourceUrl()}${relayed}`
+        : `${remote ?? this.sourceUrl()}/replication/${dbId}`,
       token: await mintReplicationToken(this.deps, dbId, location),
     };
     return { spec, encrypted: (db?.encryption_cipher ?? null) !== null };

@@ -18,6 +18,19 @@ export interface ReplicationParts {
   peers?: ReplicaPeers;
   /** How often a replica whose primary is on another node pulls without being told (ms). */
   remotePollMs?: number;
+  /** Carries, under time limits, the pulls of replicas whose primary is on another node. */
+  relay?: PullRoutes;
+}
+
+/**
+ * A way to another node's primary that a hung machine can't hold forever, through this node's own
+ * server (`dataplane/forward/pull-relay.ts`): libSQL's sync client has no time limit of its own.
+ */
+export interface PullRoutes {
+  /** Pulls of the replica of `dbId` in `location` go to `target`; returns the path on this node to sync from. */
+  register(dbId: string, location: string, target: string): string;
+  /** Ends the replica's pulls in flight at once, and relays no more of them. */
+  cut(dbId: string, location: string): void;
 }
 
 /** What replication needs to know about the other nodes (`hosting/node-peers.ts`). */

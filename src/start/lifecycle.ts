@@ -121,6 +121,7 @@ async function serve(
   // Replicas sync from this node's own address; a wildcard listen address is reached on loopback.
   const reachable = config.host === "0.0.0.0" ? "127.0.0.1" : config.host === "::" ? "[::1]" : host;
   setSourceUrl(`http://${reachable}:${port}`);
+  server.servePulls((req, res, dbId, path) => parts.relay.handle(req, res, dbId, path));
   const node = parts.placement;
   let pending: Awaited<ReturnType<typeof reconcileBeforeServing>>;
   try {
@@ -184,6 +185,8 @@ async function shutdown(
   // One last pass ships what was committed before the server stopped taking requests.
   await parts.backups?.stop();
   await parts.leases.stop();
+  // A pull still waiting on another node's primary would hold its worker's shutdown.
+  parts.relay.close();
   await parts.replicas.close();
   await parts.pool.closeAll();
   // No key outlives the process's service (its connections are closed already).

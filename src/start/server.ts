@@ -22,6 +22,9 @@ export interface Handlers {
 export class ShoalServer {
   private readonly server: Server;
   private serving: Handlers | undefined;
+  private pulls:
+    | ((req: IncomingMessage, res: ServerResponse, dbId: string, path: string) => unknown)
+    | undefined;
 
   constructor(
     private readonly dbDomain: string,
@@ -52,6 +55,16 @@ export class ShoalServer {
   }
 
   /**
+   * Serves this node's own replicas' pulls through the relay (`dataplane/forward/pull-relay.ts`)
+   * before everything else: a former primary is rebuilt as a replica at start, before `serve`.
+   */
+  servePulls(
+    relay: (req: IncomingMessage, res: ServerResponse, dbId: string, path: string) => unknown,
+  ): void {
+    this.pulls = relay;
+  }
+
+  /**
    * Stops accepting connections and resolves once the open ones are done. Keep-alive connections
    * that go idle once their request finishes would otherwise hold the close for the keep-alive
    * timeout; a stuck request is cut after the deadline.
@@ -70,6 +83,11 @@ export class ShoalServer {
 
   private request(req: IncomingMessage, res: ServerResponse): void {
     if (!this.serving) {
+      const route = this.pulls && routeRequest(req.headers.host, req.url ?? "/", this.dbDomain);
+      if (route && "id" in route.locator && route.path.startsWith("/relay/")) {
+        void this.pulls?.(req, res, route.locator.id, route.path);
+        return;
+      }
       res.writeHead(503, { "content-type": "application/json", "retry-after": "1" });
       res.end(JSON.stringify({ error: "shoal is starting; retry in a moment" }));
       return;

@@ -1,6 +1,7 @@
 import path from "node:path";
 import type { Config } from "../config.js";
 import { ClientProof } from "../dataplane/forward/proof.js";
+import { PullRelay } from "../dataplane/forward/pull-relay.js";
 import { LocationHolders } from "../domain/cluster/holders.js";
 import { LocalNode } from "../domain/cluster/local-node.js";
 import type { ReadinessProbe } from "../domain/cluster/readiness.js";
@@ -26,7 +27,7 @@ import type { Logger } from "../lib/logger.js";
 import { derivedSecret, loadOrCreateSigningKey, type SigningKey } from "../lib/signing-keys.js";
 import { type Clock, systemClock } from "../lib/time.js";
 import { ShoalMetrics } from "../metrics/metrics.js";
-import { ReplicationManager } from "../replication/manager.js";
+import { ReplicationManager, type ReplicationParts } from "../replication/manager.js";
 import type { Store } from "../store/store.js";
 import { watchParts } from "./metrics-sources.js";
 import { loadOrCreateNodeId } from "./node-identity.js";
@@ -62,6 +63,8 @@ export interface Parts {
   meter: UsageMeter;
   tokenVerifier: DbTokenVerifier;
   replicas: ReplicationManager;
+  /** The time-limited way this node's replicas pull from other nodes' primaries. */
+  relay: PullRelay;
   /** This process among the nodes sharing the store, with the locations it holds. */
   placement: LocalNode;
   /** Which node holds each location, for data-plane requests sent on to it. */
@@ -195,6 +198,23 @@ function primaryParts(
   return { leases, failover };
 }
 
+/**
+ * Replicas of the locations held here, following their primaries; those on other nodes through
+ * the relay, which limits how long a pull may hang.
+ */
+function replicationParts(
+  config: Config,
+  deps: ReplicationParts & { frameLogs: FrameLogs },
+  apiTokenKey: SigningKey,
+  sourceUrl: () => string,
+) {
+  const tokenVerifier = new DbTokenVerifier({ dbTokenKey: deps.dbTokenKey, apiTokenKey, clock: deps.clock });
+  const relay = new PullRelay(tokenVerifier, config.replicaPullTimeoutMs, deps.log);
+  const replicas = new ReplicationManager({ ...deps, relay }, sourceUrl);
+  deps.frameLogs.onCommit((e) => replicas.onCommit(e));
+  return { tokenVerifier, relay, replicas };
+}
+
 /** This process among the nodes, and its view of the others. */
 function nodeParts(
   store: Store,
@@ -237,11 +257,8 @@ export async function wire(config: Config, store: Store, log: Logger): Promise<W
   const nodeId = config.nodeId ?? (await loadOrCreateNodeId(config.dataDir));
   const { placement, peers } = nodeParts(store, log, clock, nodeId, dbTokenKey, directory);
   let sourceUrl = "";
-  const replicas = new ReplicationManager(
-    { files, frameLogs, directory, dbTokenKey, clock, log, peers },
-    () => sourceUrl,
-  );
-  frameLogs.onCommit((e) => replicas.onCommit(e));
+  const base = { files, frameLogs, directory, dbTokenKey, clock, log, peers };
+  const { tokenVerifier, relay, replicas } = replicationParts(config, base, apiTokenKey, () => sourceUrl);
   const services = hostingServices({ store, files, pool, frameLogs, dumps, directory, replicas, clock, log });
   const { instances } = services;
   const primaries = primaryParts(config, {
@@ -283,8 +300,9 @@ export async function wire(config: Config, store: Store, log: Logger): Promise<W
     dumps,
     directory,
     meter,
-    tokenVerifier: new DbTokenVerifier({ dbTokenKey, apiTokenKey, clock }),
+    tokenVerifier,
     replicas,
+    relay,
     placement,
     holders: new LocationHolders(store),
     // Every node shares the database-token key, hence this secret (see dataplane/forward/proof.ts).

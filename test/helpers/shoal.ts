@@ -61,6 +61,7 @@ export function testConfig(dataDir: string, overrides: Partial<Config> = {}): Co
     nodeLocations: undefined,
     primaryLeaseMs: 10_000,
     failoverAfterMs: 0,
+    replicaPullTimeoutMs: 5000,
     ...overrides,
   };
 }

@@ -24,7 +24,7 @@ class ConnectTimeout extends Error {
  * not a handshake), and dropped before the holder's own keep-alive timeout (5 s) would close
  * them under a request.
  */
-const agents = {
+export const agents = {
   "http:": new http.Agent({ keepAlive: true, timeout: 4000 }),
   "https:": new https.Agent({ keepAlive: true, timeout: 4000 }),
 };
