@@ -23,6 +23,11 @@ export type BucketRestoreOutcome =
       earliest: number;
       /** Where the file's frame log starts (with `continueLog`), past every generation in the bucket. */
       next: { generation: number; index: number };
+      /**
+       * Frame `frame` of `generation` as shipped (header and page), when the restore replayed it:
+       * a replica seeded from the bucket compares it with its primary's to know it has the same history.
+       */
+      lastFrame?: Buffer;
     }
   /** `at` is older than the oldest snapshot kept. */
   | { kind: "before-history"; earliest: number }
@@ -84,6 +89,7 @@ export async function restoreDatabase(
       commitAt: end.commitAt,
       earliest,
       next,
+      ...(end.lastFrame ? { lastFrame: end.lastFrame } : {}),
     };
   } catch (e) {
     await rm(gz, { force: true });
@@ -98,6 +104,7 @@ interface ReplayEnd {
   frame: number;
   commitAt: number | null;
   startIndex: number | undefined;
+  lastFrame?: Buffer;
 }
 
 /** Replays the chain's frames onto the unpacked snapshot, up to the last commit at or before `at`. */
@@ -118,7 +125,8 @@ async function replay(
   try {
     let size: number | undefined;
     for (const step of steps) {
-      if (step.generation !== end.generation) Object.assign(end, { generation: step.generation, frame: 0 });
+      if (step.generation !== end.generation)
+        Object.assign(end, { generation: step.generation, frame: 0, lastFrame: undefined });
       const { body, metadata } = await bucket.get(step.key);
       const { header, frames } = await decodeFrames(body, metadata, step.key);
       const commits = header.commits.filter(([f, t]) => f > end.frame && (at === undefined || t <= at));
@@ -127,7 +135,8 @@ async function replay(
       const from = (end.frame + 1 - header.first) * FRAME_BYTES;
       const to = (target[0] - header.first + 1) * FRAME_BYTES;
       size = replayFrames(fd, frames.subarray(from, to)) ?? size;
-      Object.assign(end, { frame: target[0], commitAt: target[1], startIndex: header.startIndex });
+      const lastFrame = Buffer.from(frames.subarray(to - FRAME_BYTES, to));
+      Object.assign(end, { frame: target[0], commitAt: target[1], startIndex: header.startIndex, lastFrame });
       if (target[0] < header.last) break;
     }
     cutToSize(fd, size);

@@ -18,6 +18,8 @@ export interface BackupSettings {
   snapshotIntervalMs: number;
   /** Every moment this far back stays restorable; older objects are deleted. */
   retentionMs: number;
+  /** A replica of another node's primary starts from the bucket's copy, then follows the primary. */
+  seedReplicas: boolean;
 }
 
 const HOUR = 3_600_000;
@@ -87,6 +89,7 @@ const BackupEnv = z.object({
   SHOAL_BACKUP_INTERVAL_MS: wholeNumber(50, 3_600_000).default(1000),
   SHOAL_BACKUP_SNAPSHOT_INTERVAL_HOURS: hours(0.001, 24 * 365).default(6),
   SHOAL_BACKUP_RETENTION_HOURS: hours(0.001, 24 * 3650).default(168),
+  SHOAL_BACKUP_SEED_REPLICAS: z.enum(["true", "false"], "true or false").default("true"),
 });
 
 /** Every backup setting's variable name, for `--help` and the docs' checks. */
@@ -126,6 +129,7 @@ export function readBackupSettings(env: Record<string, string | undefined>): {
     intervalMs: e.SHOAL_BACKUP_INTERVAL_MS,
     snapshotIntervalMs: Math.round(e.SHOAL_BACKUP_SNAPSHOT_INTERVAL_HOURS * HOUR),
     retentionMs: Math.round(e.SHOAL_BACKUP_RETENTION_HOURS * HOUR),
+    seedReplicas: e.SHOAL_BACKUP_SEED_REPLICAS === "true",
   });
   return { settings, problems };
 }
@@ -142,7 +146,12 @@ function combinationProblems(present: Record<string, string | undefined>): strin
   const out: string[] = [];
   if (present.SHOAL_BACKUP_URL === undefined) {
     // Any other backup setting without a URL is a forgotten URL: say so rather than run unprotected.
-    for (const name of ["SHOAL_BACKUP_ENDPOINT", "SHOAL_BACKUP_ACCESS_KEY_ID", "SHOAL_BACKUP_PATH_STYLE"]) {
+    for (const name of [
+      "SHOAL_BACKUP_ENDPOINT",
+      "SHOAL_BACKUP_ACCESS_KEY_ID",
+      "SHOAL_BACKUP_PATH_STYLE",
+      "SHOAL_BACKUP_SEED_REPLICAS",
+    ]) {
       if (present[name] !== undefined) out.push(`${name}: needs SHOAL_BACKUP_URL, which is unset`);
     }
   }

@@ -13,6 +13,7 @@ import type {
 import { clusterErrors } from "../domain/cluster/errors.js";
 import type { Instances, Placement, ReplicaPort, StoreAccess } from "../domain/core/ports.js";
 import type { FrameLogs } from "../engine/frame-logs.js";
+import { flushClosing } from "../engine/handle-release.js";
 import type { InstanceFiles } from "../engine/instance-files.js";
 import type { ConnectionPool } from "../engine/pool.js";
 import { removeDatabaseFile } from "../engine/snapshot.js";
@@ -153,6 +154,24 @@ export class BackupService implements BackupOperations {
     return out;
   }
 
+  /**
+   * Writes a database as the bucket last has it into `dest` (a file that must not exist), for a
+   * replica of another node's primary to start from instead of a whole copy from that primary
+   * (`SHOAL_BACKUP_SEED_REPLICAS`). The point is the primary's generation and frame, which the
+   * replica then follows from; `reason` says why there is no seed (no secret in it).
+   */
+  async seedReplica(dbId: string, dest: string): Promise<ReplicaSeedOutcome> {
+    if (!this.settings.seedReplicas) return { kind: "none", reason: "SHOAL_BACKUP_SEED_REPLICAS is false" };
+    if (!this.backups) return { kind: "none", reason: "backup shipping has not started yet" };
+    const out = await this.backups.bootstrap(dbId, dest, "replica");
+    if (out.kind !== "restored")
+      return { kind: "none", reason: "the bucket has no copy of this database yet" };
+    // The restore's integrity check opened the file; that connection must be gone before a replica opens it.
+    await flushClosing();
+    const { generation, frame, lastFrame } = out;
+    return { kind: "seeded", generation, frame, ...(lastFrame ? { lastFrame } : {}) };
+  }
+
   private running(): Backups {
     if (!this.backups) throw clusterErrors.backupsOff();
     return this.backups;
@@ -200,6 +219,10 @@ export class BackupService implements BackupOperations {
     }
   }
 }
+
+export type ReplicaSeedOutcome =
+  | { kind: "seeded"; generation: number; frame: number; lastFrame?: Buffer }
+  | { kind: "none"; reason: string };
 
 /** A failure reading the bucket or rebuilding from it, as the operator's answer says it. */
 function bucketFailure(e: unknown): never {

@@ -36,8 +36,11 @@ export interface PendingReconcile {
   report: ReconcileReport;
   /** Replicas that exist on disk, handed to their workers; they pull once the node serves. */
   adopted: Array<{ dbId: string; location: string }>;
-  /** Replicas the store lists but whose files are gone (a crash while a location was being built). */
-  missing: Array<{ dbId: string; location: string; primary: string }>;
+  /**
+   * Replicas the store lists but whose files are gone (a crash while a location was being built,
+   * a node started on an empty data folder); `remote`: their primary is on another node.
+   */
+  missing: Array<{ dbId: string; location: string; primary: string; remote: boolean }>;
 }
 
 /**
@@ -71,7 +74,10 @@ export async function reconcileBeforeServing(
       if (here) {
         await deps.replicas.adopt(i.db_id, i.location);
         pending.adopted.push({ dbId: i.db_id, location: i.location });
-      } else pending.missing.push({ dbId: i.db_id, location: i.location, primary: i.primary_location });
+      } else {
+        const remote = !holds(i.primary_location);
+        pending.missing.push({ dbId: i.db_id, location: i.location, primary: i.primary_location, remote });
+      }
     } else if (!here) {
       pending.report.missingPrimaries++;
       deps.log.error({ dbId: i.db_id, location: i.location }, "primary instance file is missing");
@@ -92,7 +98,9 @@ export async function reconcileBeforeServing(
 /**
  * The second step, once the node serves (a replica syncs from this node's own address): replicas
  * that were adopted pull what their primaries committed while the process was down, and missing
- * replicas are built again from their primaries (only from a primary on this node).
+ * replicas are built again: from a primary on this node when it has its file, and from one on
+ * another node (first from the backup bucket when backups are on, so a primary out of reach
+ * doesn't keep the replica from serving).
  */
 export async function reconcileWhileServing(
   deps: ReconcilePorts,
@@ -101,7 +109,7 @@ export async function reconcileWhileServing(
   const { report } = pending;
   for (const a of pending.adopted) deps.replicas.catchUp(a.dbId, a.location);
   for (const m of pending.missing) {
-    if (!deps.files.exists(m.primary, m.dbId)) continue;
+    if (!m.remote && !deps.files.exists(m.primary, m.dbId)) continue;
     try {
       await deps.replicas.ensure(m.dbId, m.location);
       report.recreated++;

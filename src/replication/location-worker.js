@@ -19,7 +19,7 @@ import { dirname } from "node:path";
 import { parentPort, workerData } from "node:worker_threads";
 import Database from "libsql";
 
-/** @typedef {{ db: any; used: number }} Replica */
+/** @typedef {{ db: any; used: number; offline?: boolean }} Replica */
 
 /** Replicas open at once; the least recently used close first (their files stay). */
 const MAX_OPEN = Number(workerData?.maxOpen ?? 256);
@@ -47,9 +47,17 @@ function replica(key) {
   // `authToken` and `readYourWrites` are options of this driver version its type declarations omit.
   /** @type {any} */
   const options = { syncUrl: spec.syncUrl, authToken: spec.token, readYourWrites: false };
-  const db = new Database(spec.path, options);
   /** @type {Replica} */
-  const r = { db, used: Date.now() };
+  let r;
+  try {
+    r = { db: new Database(spec.path, options), used: Date.now() };
+  } catch (e) {
+    // Opening with a syncUrl reaches the primary. Out of reach, a replica that has its file and
+    // its position (one seeded from the backup bucket, or built earlier) still serves reads from
+    // its file; the next sync opens it with the primary again.
+    if (!existsSync(spec.path) || !existsSync(`${spec.path}-info`)) throw e;
+    r = { db: new Database(spec.path), used: Date.now(), offline: true };
+  }
   open.set(key, r);
   if (open.size > MAX_OPEN) {
     const [oldestKey] = [...open.entries()].sort((a, b) => a[1].used - b[1].used)[0] ?? [];
@@ -76,7 +84,10 @@ function close(key) {
  * @param {string} key
  */
 function sync(key) {
-  replica(key).db.sync();
+  if (open.get(key)?.offline) close(key);
+  const r = replica(key);
+  if (r.offline) throw new Error("sync error: the primary can't be reached; serving the replica's own state");
+  r.db.sync();
 }
 
 /**

@@ -8,6 +8,7 @@ import { EncryptedReplicas } from "./encrypted-replicas.js";
 import { LagStats } from "./lag.js";
 import { LocationWorker, type ReplicaRows, type ReplicaSpec } from "./location-worker-client.js";
 import type { ReplicationParts } from "./replication-parts.js";
+import { ReplicaSeeding } from "./seeding.js";
 
 export type { ReplicaPeers, ReplicationParts } from "./replication-parts.js";
 
@@ -44,12 +45,15 @@ export class ReplicationManager implements ReplicaPort {
   private readonly encrypted = new EncryptedReplicas();
   /** One warning per replica per minute while its reads fall back to the primary. */
   private readonly unavailableLog = new Throttle(60_000);
+  /** Replicas of other nodes' primaries started from the backup bucket instead of a full copy. */
+  private readonly seeding: ReplicaSeeding;
 
   constructor(
     private readonly deps: ReplicationParts,
     /** Base URL replicas sync from (known once the server listens). */
     private readonly sourceUrl: () => string,
   ) {
+    this.seeding = new ReplicaSeeding(deps.seeder, deps.log);
     if (deps.peers) {
       // Catches up after a broken link or a missed notification (the primary's node was down).
       this.poller = setInterval(() => this.pollRemote(), deps.remotePollMs ?? 1000);
@@ -86,8 +90,16 @@ export class ReplicationManager implements ReplicaPort {
       return;
     }
     const { spec, encrypted } = await this.spec(dbId, location);
-    if (encrypted) await this.encrypted.ensure(key(dbId, location), spec);
-    else await this.worker(location).open(key(dbId, location), spec);
+    const k = key(dbId, location);
+    if (await this.seeding.seed(k, dbId, spec, { encrypted, remote: this.remoteFollowers.has(k) })) {
+      await this.register(k, location, spec, encrypted);
+      this.place(dbId, location);
+      // Only the frames after the seed come from the primary; one out of reach is caught up later.
+      await this.follow(dbId, location).catch((e: unknown) => this.syncFailed(dbId, location, e));
+      return;
+    }
+    if (encrypted) await this.encrypted.ensure(k, spec);
+    else await this.worker(location).open(k, spec);
     this.place(dbId, location);
   }
 
@@ -102,9 +114,13 @@ export class ReplicationManager implements ReplicaPort {
    */
   async adopt(dbId: string, location: string): Promise<void> {
     const { spec, encrypted } = await this.spec(dbId, location);
-    if (encrypted) this.encrypted.adopt(key(dbId, location), spec);
-    else await this.worker(location).register(key(dbId, location), spec);
+    await this.register(key(dbId, location), location, spec, encrypted);
     this.place(dbId, location);
+  }
+
+  private async register(k: string, location: string, spec: ReplicaSpec, encrypted: boolean): Promise<void> {
+    if (encrypted) this.encrypted.adopt(k, spec);
+    else await this.worker(location).register(k, spec);
   }
 
   /** A replica pulls what its primary committed while it wasn't following (a stop, a crash). */
@@ -130,6 +146,7 @@ export class ReplicationManager implements ReplicaPort {
     this.observed.delete(key(dbId, location));
     // A pull stuck on a hung primary would hold the drop behind it.
     this.deps.relay?.cut(dbId, location);
+    this.seeding.forget(key(dbId, location));
     if (this.encrypted.has(key(dbId, location))) await this.encrypted.drop(key(dbId, location));
     else await this.worker(location).drop(key(dbId, location), this.deps.files.path(location, dbId));
   }
@@ -278,32 +295,36 @@ export class ReplicationManager implements ReplicaPort {
       this.deps.peers?.notify(dbId, location);
       return;
     }
-    const k = key(dbId, location);
-    if (this.encrypted.has(k)) {
-      // A keyless follower recovers from a lost generation by itself (a fresh copy).
-      this.encrypted
-        .pull(k)
-        .catch((e: unknown) => this.deps.log.warn({ err: e, dbId, location }, "replica could not sync"));
+    this.follow(dbId, location).catch((e: unknown) => this.syncFailed(dbId, location, e));
+  }
+
+  private syncFailed(dbId: string, location: string, e: unknown): void {
+    // 410: the generation this replica was in is gone (pruned, or lost to a checkpoint Shoal
+    // didn't make). libSQL's client can't recover by itself; build the replica again. (A keyless
+    // follower, for an encrypted database, recovers by itself with a fresh copy.)
+    const plain = !this.encrypted.has(key(dbId, location));
+    if (plain && e instanceof Error && /\b410\b/.test(e.message)) {
+      this.deps.log.warn({ dbId, location }, "replica fell behind the kept history; rebuilding it");
+      this.rebuild(dbId, location);
       return;
     }
-    this.worker(location)
-      .sync(key(dbId, location))
-      .catch((e: unknown) => {
-        // 410: the generation this replica was in is gone (pruned, or lost to a checkpoint Shoal
-        // didn't make). libSQL's client can't recover by itself; build the replica again.
-        if (e instanceof Error && /\b410\b/.test(e.message)) {
-          this.deps.log.warn({ dbId, location }, "replica fell behind the kept history; rebuilding it");
-          this.rebuild(dbId, location);
-          return;
-        }
-        // The relay said so once already, for all of that primary's replicas (pull-relay.ts).
-        const hung = e instanceof Error && e.message.includes("PRIMARY_NOT_ANSWERING");
-        this.deps.log[hung ? "debug" : "warn"]({ err: e, dbId, location }, "replica could not sync");
-      });
+    // The relay said so once already, for all of that primary's replicas (pull-relay.ts).
+    const hung = e instanceof Error && e.message.includes("PRIMARY_NOT_ANSWERING");
+    this.deps.log[hung ? "debug" : "warn"]({ err: e, dbId, location }, "replica could not sync");
+  }
+
+  /** Pulls what the primary has; a replica seeded while its primary was out of reach is checked first. */
+  private async follow(dbId: string, location: string): Promise<void> {
+    const k = key(dbId, location);
+    const spec = async () => (await this.spec(dbId, location)).spec;
+    if (!(await this.seeding.mayPull(k, spec, () => this.rebuild(dbId, location)))) return;
+    if (this.encrypted.has(k)) await this.encrypted.pull(k);
+    else await this.worker(location).sync(k);
   }
 
   /** Drops a replica and builds it again from its primary (one that follows another history). */
   rebuild(dbId: string, location: string): void {
+    this.seeding.skipNext(key(dbId, location));
     this.drop(dbId, location)
       .then(() => this.ensure(dbId, location))
       .catch((e: unknown) => this.deps.log.error({ err: e, dbId, location }, "could not rebuild a replica"));

@@ -4,6 +4,7 @@ import type { InstanceFiles } from "../engine/instance-files.js";
 import type { Logger } from "../lib/logger.js";
 import type { SigningKey } from "../lib/signing-keys.js";
 import type { Clock } from "../lib/time.js";
+import type { ReplicaSeeder } from "./seeding.js";
 
 /** What replication reaches: primaries' files and logs, database records, the token key. */
 export interface ReplicationParts {
@@ -20,6 +21,8 @@ export interface ReplicationParts {
   remotePollMs?: number;
   /** Carries, under time limits, the pulls of replicas whose primary is on another node. */
   relay?: PullRoutes;
+  /** Where a replica of another node's primary is seeded from before it follows (the backup bucket). */
+  seeder?: ReplicaSeeder;
 }
 
 /**

@@ -64,6 +64,7 @@ Settings (README.md, "Settings", says what each does):
   SHOAL_BACKUP_INTERVAL_MS           1000
   SHOAL_BACKUP_SNAPSHOT_INTERVAL_HOURS 6
   SHOAL_BACKUP_RETENTION_HOURS       168
+  SHOAL_BACKUP_SEED_REPLICAS         true (replicas of other nodes' primaries start from the bucket)
   SHOAL_WORKERS                      the number of cores, at least 2
   SHOAL_STATEMENT_TIMEOUT_MS         5000
   SHOAL_MAX_RESPONSE_BYTES           10485760 (10 MiB)

@@ -157,6 +157,18 @@ function backupService(
   return backups;
 }
 
+/**
+ * With backups on, replicas of other nodes' primaries start from the bucket's copy. The backup
+ * service is built after the replicas (it rebuilds them after a restore), hence the getter.
+ */
+function seederOf(config: Config, backups: () => BackupService | undefined) {
+  if (!config.backup) return undefined;
+  const none = { kind: "none" as const, reason: "backups are not set up yet" };
+  return {
+    fetch: (dbId: string, dest: string) => backups()?.seedReplica(dbId, dest) ?? Promise.resolve(none),
+  };
+}
+
 /** Keys of encrypted databases in use; one dropped after its idle time takes the database's keyed connections and replica readers with it. */
 function keyCacheOf(
   config: Config,
@@ -257,7 +269,9 @@ export async function wire(config: Config, store: Store, log: Logger): Promise<W
   const nodeId = config.nodeId ?? (await loadOrCreateNodeId(config.dataDir));
   const { placement, peers } = nodeParts(store, log, clock, nodeId, dbTokenKey, directory);
   let sourceUrl = "";
-  const base = { files, frameLogs, directory, dbTokenKey, clock, log, peers };
+  let backups: BackupService | undefined;
+  const seeder = seederOf(config, () => backups);
+  const base = { files, frameLogs, directory, dbTokenKey, clock, log, peers, seeder };
   const { tokenVerifier, relay, replicas } = replicationParts(config, base, apiTokenKey, () => sourceUrl);
   const services = hostingServices({ store, files, pool, frameLogs, dumps, directory, replicas, clock, log });
   const { instances } = services;
@@ -274,7 +288,7 @@ export async function wire(config: Config, store: Store, log: Logger): Promise<W
   const metrics = new ShoalMetrics({ perDatabase: config.metricsPerDatabase ?? false });
   watchParts(metrics, { pool, files, meter, replicas });
   const readiness = readinessProbes(config, store);
-  const backups = backupService(
+  backups = backupService(
     config,
     { store, files, pool, frameLogs, placement, instances, replicas, log },
     metrics,

@@ -14,6 +14,7 @@ describe("backup settings", () => {
       intervalMs: 1000,
       snapshotIntervalMs: 6 * 3_600_000,
       retentionMs: 168 * 3_600_000,
+      seedReplicas: true,
     });
   });
 
@@ -46,6 +47,10 @@ describe("backup settings", () => {
         SHOAL_BACKUP_ENDPOINT: "http://h:1",
         SHOAL_BACKUP_PATH_STYLE: "false",
       })?.pathStyle,
+    ).toBe(false);
+    expect(
+      parseBackupSettings({ SHOAL_BACKUP_URL: "s3://bucket", SHOAL_BACKUP_SEED_REPLICAS: "false" })
+        ?.seedReplicas,
     ).toBe(false);
   });
 
