@@ -19,7 +19,7 @@ import { dirname } from "node:path";
 import { parentPort, workerData } from "node:worker_threads";
 import Database from "libsql";
 
-/** @typedef {{ db: any; used: number; offline?: boolean }} Replica */
+/** @typedef {{ db: any; used: number; offline?: string }} Replica `offline`: why the primary was out of reach */
 
 /** Replicas open at once; the least recently used close first (their files stay). */
 const MAX_OPEN = Number(workerData?.maxOpen ?? 256);
@@ -56,7 +56,8 @@ function replica(key) {
     // its position (one seeded from the backup bucket, or built earlier) still serves reads from
     // its file; the next sync opens it with the primary again.
     if (!existsSync(spec.path) || !existsSync(`${spec.path}-info`)) throw e;
-    r = { db: new Database(spec.path), used: Date.now(), offline: true };
+    const why = e instanceof Error ? e.message : String(e);
+    r = { db: new Database(spec.path), used: Date.now(), offline: `${why}, from ${spec.syncUrl}` };
   }
   open.set(key, r);
   if (open.size > MAX_OPEN) {
@@ -86,7 +87,11 @@ function close(key) {
 function sync(key) {
   if (open.get(key)?.offline) close(key);
   const r = replica(key);
-  if (r.offline) throw new Error("sync error: the primary can't be reached; serving the replica's own state");
+  if (r.offline) {
+    throw new Error(
+      `sync error: the primary can't be reached (${r.offline}); serving the replica's own state`,
+    );
+  }
   r.db.sync();
 }
 

@@ -151,10 +151,7 @@ export class ReplicationManager implements ReplicaPort {
     else await this.worker(location).drop(key(dbId, location), this.deps.files.path(location, dbId));
   }
 
-  /**
-   * Lets go of a replica whose file becomes a primary (a failover to its location): closed and
-   * forgotten, its files left in place.
-   */
+  /** Lets go of a replica whose file becomes a primary (a failover here): closed, files kept. */
   async release(dbId: string, location: string): Promise<void> {
     // A promotion never waits on a pull from the old primary (its machine may hang).
     this.deps.relay?.cut(dbId, location);
@@ -170,10 +167,7 @@ export class ReplicationManager implements ReplicaPort {
     this.commits.delete(dbId);
   }
 
-  /**
-   * `up` while the location serves: not paused, its worker healthy, and every replica this node
-   * places there known to that worker (a replica the worker doesn't know answers nothing).
-   */
+  /** `up` while the location serves: not paused, its worker healthy, and knowing every replica placed. */
   status(location: string): "up" | "down" {
     if (this.paused.has(location)) return "down";
     const w = this.workers.get(location);
@@ -313,10 +307,16 @@ export class ReplicationManager implements ReplicaPort {
     this.deps.log[hung ? "debug" : "warn"]({ err: e, dbId, location }, "replica could not sync");
   }
 
-  /** Pulls what the primary has; a replica seeded while its primary was out of reach is checked first. */
+  /**
+   * Pulls what the primary has; a replica seeded while its primary was out of reach is checked
+   * first, against where the primary is now, which the follower is then given too (`adopt`).
+   */
   private async follow(dbId: string, location: string): Promise<void> {
     const k = key(dbId, location);
-    const spec = async () => (await this.spec(dbId, location)).spec;
+    const spec = async () => {
+      await this.adopt(dbId, location);
+      return (await this.spec(dbId, location)).spec;
+    };
     if (!(await this.seeding.mayPull(k, spec, () => this.rebuild(dbId, location)))) return;
     if (this.encrypted.has(k)) await this.encrypted.pull(k);
     else await this.worker(location).sync(k);
