@@ -356,6 +356,8 @@ export class ReplicationManager implements ReplicaPort {
             );
             return this.rebuild(dbId, location);
           }
+          // Its node is down (no holder): keep the address known, not this node's; look again next poll.
+          if (url === undefined && primary !== undefined && this.elsewhere(primary)) return;
           if (url !== was.url) await this.adopt(dbId, location);
           this.pull(dbId, location);
         })
