@@ -5,18 +5,12 @@ import type { CommitEvent } from "../engine/frame-logs.js";
 import { isSqliteFailure } from "../engine/sqlite-errors.js";
 import { Throttle } from "../lib/throttle.js";
 import { EncryptedReplicas } from "./encrypted-replicas.js";
-import { LagStats } from "./lag.js";
 import { LocationWorker, type ReplicaRows, type ReplicaSpec } from "./location-worker-client.js";
+import { ReplicaProgress } from "./progress.js";
 import type { ReplicationParts } from "./replication-parts.js";
 import { ReplicaSeeding } from "./seeding.js";
 
 export type { ReplicaPeers, ReplicationParts } from "./replication-parts.js";
-
-interface Waiter {
-  index: number;
-  resolve: (ok: boolean) => void;
-  timer: NodeJS.Timeout;
-}
 
 const key = (dbId: string, location: string) => `${dbId}/${location}`;
 
@@ -31,16 +25,13 @@ export class ReplicationManager implements ReplicaPort {
   private readonly workers = new Map<string, LocationWorker>();
   /** Replica locations of each database, as far as this node knows them. */
   private readonly placements = new Map<string, Set<string>>();
-  private readonly observed = new Map<string, number>();
-  private readonly waiters = new Map<string, Waiter[]>();
-  /** Recent commits per database, to measure how long replicas took to have them. */
-  private readonly commits = new Map<string, Array<{ index: number; at: number; seen: Set<string> }>>();
+  private readonly progress = new ReplicaProgress();
   /** Locations whose replicas are paused: they report down and don't pull until resumed. */
   private readonly paused = new Set<string>();
   /** Replicas here whose primary is on another node: nobody here tells them about commits. */
   private readonly remoteFollowers = new Map<string, { url: string; primary: string | undefined }>();
   private poller: NodeJS.Timeout | undefined;
-  readonly lag = new LagStats();
+  readonly lag = this.progress.lag;
   /** Replicas of encrypted databases: followed without the key, on this thread. */
   private readonly encrypted = new EncryptedReplicas();
   /** One warning per replica per minute while its reads fall back to the primary. */
@@ -143,7 +134,7 @@ export class ReplicationManager implements ReplicaPort {
     }
     this.placements.get(dbId)?.delete(location);
     this.remoteFollowers.delete(key(dbId, location));
-    this.observed.delete(key(dbId, location));
+    this.progress.forget(dbId, location);
     // A pull stuck on a hung primary would hold the drop behind it.
     this.deps.relay?.cut(dbId, location);
     this.seeding.forget(key(dbId, location));
@@ -156,15 +147,14 @@ export class ReplicationManager implements ReplicaPort {
     // A promotion never waits on a pull from the old primary (its machine may hang).
     this.deps.relay?.cut(dbId, location);
     this.placements.get(dbId)?.delete(location);
-    this.observed.delete(key(dbId, location));
+    this.progress.forget(dbId, location);
     this.remoteFollowers.delete(key(dbId, location));
     await this.worker(location).release(key(dbId, location));
   }
 
   /** Forgets what replicas of `dbId` reported, when its primary moved (indexes start again). */
   forgetProgress(dbId: string): void {
-    for (const k of [...this.observed.keys()]) if (k.startsWith(`${dbId}/`)) this.observed.delete(k);
-    this.commits.delete(dbId);
+    this.progress.forgetDatabase(dbId);
   }
 
   /** `up` while the location serves: not paused, its worker healthy, and knowing every replica placed. */
@@ -181,46 +171,13 @@ export class ReplicationManager implements ReplicaPort {
 
   /** The primary served frames after `index` to a replica: it has everything up to `index`. */
   observe(dbId: string, location: string, index: number): void {
-    const k = key(dbId, location);
-    if ((this.observed.get(k) ?? -1) >= index) return;
-    this.observed.set(k, index);
-    const now = Date.now();
-    for (const c of this.commits.get(dbId) ?? []) {
-      if (c.index <= index && !c.seen.has(location)) {
-        c.seen.add(location);
-        this.lag.add(now - c.at, location);
-      }
-    }
-    const list = this.waiters.get(k);
-    if (!list) return;
-    const still = list.filter((w) => {
-      if (w.index > index) return true;
-      clearTimeout(w.timer);
-      w.resolve(true);
-      return false;
-    });
-    if (still.length > 0) this.waiters.set(k, still);
-    else this.waiters.delete(k);
+    this.progress.observe(dbId, location, index);
   }
 
   /** Resolves true once the replica has everything up to `index`, false after `timeoutMs`. */
   waitFor(dbId: string, location: string, index: number, timeoutMs: number): Promise<boolean> {
-    const k = key(dbId, location);
-    if ((this.observed.get(k) ?? -1) >= index) return Promise.resolve(true);
-    const waiting = new Promise<boolean>((resolve) => {
-      const w: Waiter = {
-        index,
-        resolve,
-        timer: setTimeout(() => {
-          this.waiters.set(
-            k,
-            (this.waiters.get(k) ?? []).filter((x) => x !== w),
-          );
-          resolve(false);
-        }, timeoutMs),
-      };
-      this.waiters.set(k, [...(this.waiters.get(k) ?? []), w]);
-    });
+    if (this.progress.has(dbId, location, index)) return Promise.resolve(true);
+    const waiting = this.progress.wait(dbId, location, index, timeoutMs);
     this.pull(dbId, location);
     return waiting;
   }
@@ -241,12 +198,9 @@ export class ReplicationManager implements ReplicaPort {
    * (undefined: it has them all). Only commits made while this node tracked it count.
    */
   *behind(): Generator<{ dbId: string; location: string; since: number | undefined }> {
-    for (const [dbId, locations] of this.placements) {
-      const commits = this.commits.get(dbId) ?? [];
-      for (const location of locations) {
-        yield { dbId, location, since: commits.find((c) => !c.seen.has(location))?.at };
-      }
-    }
+    for (const [dbId, locations] of this.placements)
+      for (const location of locations)
+        yield { dbId, location, since: this.progress.oldestMissing(dbId, location) };
   }
 
   /** After a commit on a primary: every replica of it pulls now. */
@@ -255,10 +209,7 @@ export class ReplicationManager implements ReplicaPort {
     const here = this.placements.get(dbId) ?? new Set<string>();
     const locations = [...here, ...(this.deps.peers?.remoteLocations(dbId) ?? [])];
     if (locations.length === 0) return;
-    const list = this.commits.get(dbId) ?? [];
-    list.push({ index: e.index, at: e.at, seen: new Set() });
-    while (list.length > 1000 || (list[0] && list[0].seen.size >= locations.length)) list.shift();
-    this.commits.set(dbId, list);
+    this.progress.committed(dbId, e.index, e.at, locations.length);
     for (const location of locations) this.pull(dbId, location);
   }
 
@@ -278,8 +229,7 @@ export class ReplicationManager implements ReplicaPort {
     if (this.poller) clearInterval(this.poller);
     await Promise.all([...this.workers.values()].map((w) => w.stop()));
     this.encrypted.close();
-    for (const list of this.waiters.values()) for (const w of list) clearTimeout(w.timer);
-    this.waiters.clear();
+    this.progress.close();
   }
 
   private pull(dbId: string, location: string): void {
