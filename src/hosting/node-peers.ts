@@ -8,6 +8,8 @@ import type { Store } from "../store/store.js";
 const NODE_TOKEN_TTL_S = 60;
 /** How long a location's holder is remembered before the store is asked again. */
 const HOLDER_TTL_MS = 2_000;
+/** The least time between two store reads of a holder that stopped answering. */
+const RECHECK_AFTER_MS = 500;
 /** Path of the call a primary's node makes to have another node's replica pull now. */
 export const NOTIFY_PATH = "/notify";
 
@@ -63,6 +65,16 @@ export class NodePeers {
     const url = holder?.url.replace(/\/+$/, "");
     this.holders.set(location, { url, at: Date.now() });
     return url;
+  }
+
+  /**
+   * Drops the remembered holder of `location` so the next lookup reads the store: its node stopped
+   * answering, and may be back at another address. Not more than once per half second, however
+   * many replicas of it fail at once.
+   */
+  recheck(location: string): void {
+    const hit = this.holders.get(location);
+    if (hit && Date.now() - hit.at >= RECHECK_AFTER_MS) this.holders.delete(location);
   }
 
   async primaryLocation(dbId: string): Promise<string | undefined> {

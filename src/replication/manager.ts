@@ -252,6 +252,15 @@ export class ReplicationManager implements ReplicaPort {
       this.rebuild(dbId, location);
       return;
     }
+    // Refused or cut off: the primary's node may be back at another address (a restart takes a
+    // new port); its record is read again rather than remembered for a while longer.
+    const primary = this.remoteFollowers.get(key(dbId, location))?.primary;
+    if (
+      primary &&
+      e instanceof Error &&
+      /PRIMARY_UNREACHABLE|Connect|Connection ?(refused|reset)/i.test(e.message)
+    )
+      this.deps.peers?.recheck(primary);
     // The relay said so once already, for all of that primary's replicas (pull-relay.ts).
     const hung = e instanceof Error && e.message.includes("PRIMARY_NOT_ANSWERING");
     this.deps.log[hung ? "debug" : "warn"]({ err: e, dbId, location }, "replica could not sync");

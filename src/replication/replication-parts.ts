@@ -45,6 +45,8 @@ export interface ReplicaPeers {
   primaryLocation(dbId: string): Promise<string | undefined>;
   /** Locations of the database's group whose replicas other nodes keep. */
   remoteLocations(dbId: string): string[];
+  /** Reads again (soon, not from the cache) which node holds `location`: its node didn't answer. */
+  recheck(location: string): void;
   /** Has the replica of `dbId` in `location`, kept by another node, pull now. */
   notify(dbId: string, location: string): void;
 }

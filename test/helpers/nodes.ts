@@ -47,7 +47,7 @@ export async function startCluster(): Promise<Cluster> {
         SHOAL_ADMIN_TOKEN: ADMIN_TOKEN,
         SHOAL_NODE_ID: id,
         SHOAL_NODE_LOCATIONS: locations,
-        SHOAL_LOG_LEVEL: "info",
+        SHOAL_LOG_LEVEL: process.env.SHOAL_TEST_NODE_LOG_LEVEL ?? "info",
         ...extra,
       });
       procs.push(p);
