@@ -7,6 +7,7 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { loadOrCreateSigningKey } from "../../src/lib/signing-keys.js";
 import { pipeline, sql } from "./dataplane.js";
+import { client } from "./http.js";
 import { type PostgresServer, startPostgres } from "./postgres.js";
 import { type ShoalProcess, spawnShoal } from "./process.js";
 import { ADMIN_TOKEN } from "./shoal.js";
@@ -92,4 +93,24 @@ export async function within(ms: number, check: () => Promise<void>): Promise<nu
       await new Promise((r) => setTimeout(r, 20));
     }
   }
+}
+
+/**
+ * Through node `a`: a user named `org`, their group `g` with its primary in EAST, and its database
+ * `d1`. Returns the user's API token, a token for `d1` and its id.
+ */
+export async function userWithDatabase(
+  a: ShoalProcess,
+  org: string,
+): Promise<{ userToken: string; token: string; dbId: string }> {
+  const admin = client(a.url, ADMIN_TOKEN);
+  const user = await admin.post("/v1/admin/users", { username: org, email: `${org}@example.com` });
+  if (user.status !== 200) throw new Error(`user ${org}: ${user.status} ${user.text}`);
+  const api = client(a.url, user.body.token);
+  const group = await api.post(`/v1/organizations/${org}/groups`, { name: "g", location: EAST });
+  if (group.status !== 200) throw new Error(`group g: ${group.status} ${group.text}`);
+  const db = await api.post(`/v1/organizations/${org}/databases`, { name: "d1", group: "g" });
+  if (db.status !== 200) throw new Error(`database d1: ${db.status} ${db.text}`);
+  const token = (await api.post(`/v1/organizations/${org}/databases/d1/auth/tokens`)).body.jwt;
+  return { userToken: user.body.token, token, dbId: db.body.database.DbId };
 }

@@ -6,7 +6,16 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type Client, client } from "../helpers/http.js";
-import { type Cluster, EAST, rows, run, startCluster, WEST, within } from "../helpers/nodes.js";
+import {
+  type Cluster,
+  EAST,
+  rows,
+  run,
+  startCluster,
+  userWithDatabase,
+  WEST,
+  within,
+} from "../helpers/nodes.js";
 import type { ShoalProcess } from "../helpers/process.js";
 import { ADMIN_TOKEN } from "../helpers/shoal.js";
 
@@ -26,19 +35,8 @@ const atA = () => `${a.url}/db/${org}/d1@${EAST}/`;
 beforeAll(async () => {
   cluster = await startCluster();
   [a, b] = await Promise.all([cluster.start("node-a", EAST, LEASE), cluster.start("node-b", WEST, LEASE)]);
-  const user = await client(a.url, ADMIN_TOKEN).post("/v1/admin/users", {
-    username: org,
-    email: `${org}@example.com`,
-  });
-  userToken = user.body.token;
-  expect((await api(a).post(`/v1/organizations/${org}/groups`, { name: "g", location: EAST })).status).toBe(
-    200,
-  );
-  expect((await api(a).post(`/v1/organizations/${org}/databases`, { name: "d1", group: "g" })).status).toBe(
-    200,
-  );
+  ({ userToken, token } = await userWithDatabase(a, org));
   expect((await api(a).post(`/v1/organizations/${org}/groups/g/locations/${WEST}`)).status).toBe(200);
-  token = (await api(a).post(`/v1/organizations/${org}/databases/d1/auth/tokens`)).body.jwt;
   await run(primaryAt(a), token, "CREATE TABLE t (id INTEGER PRIMARY KEY, v TEXT)");
   for (let i = 0; i < 5; i++) await run(primaryAt(a), token, `INSERT INTO t (v) VALUES ('a${i}')`);
   await within(2000, async () => {

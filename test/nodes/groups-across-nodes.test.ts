@@ -5,9 +5,17 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type Client, client } from "../helpers/http.js";
-import { type Cluster, EAST, rows, run, startCluster, WEST, within } from "../helpers/nodes.js";
+import {
+  type Cluster,
+  EAST,
+  rows,
+  run,
+  startCluster,
+  userWithDatabase,
+  WEST,
+  within,
+} from "../helpers/nodes.js";
 import type { ShoalProcess } from "../helpers/process.js";
-import { ADMIN_TOKEN } from "../helpers/shoal.js";
 
 let cluster: Cluster;
 let a: ShoalProcess;
@@ -22,18 +30,7 @@ const atB = () => `${b.url}/db/${org}/d1@${WEST}/`;
 beforeAll(async () => {
   cluster = await startCluster();
   [a, b] = await Promise.all([cluster.start("node-a", EAST), cluster.start("node-b", WEST)]);
-  const user = await client(a.url, ADMIN_TOKEN).post("/v1/admin/users", {
-    username: org,
-    email: `${org}@example.com`,
-  });
-  expect(user.status, user.text).toBe(200);
-  userToken = user.body.token;
-  expect((await api().post(`/v1/organizations/${org}/groups`, { name: "g", location: EAST })).status).toBe(
-    200,
-  );
-  const db = await api().post(`/v1/organizations/${org}/databases`, { name: "d1", group: "g" });
-  expect(db.status, db.text).toBe(200);
-  token = (await api().post(`/v1/organizations/${org}/databases/d1/auth/tokens`)).body.jwt;
+  ({ userToken, token } = await userWithDatabase(a, org));
   await run(atA(), token, "CREATE TABLE t (id INTEGER PRIMARY KEY, v TEXT)");
   await run(atA(), token, "INSERT INTO t (v) VALUES ('before B')");
 }, 120_000);

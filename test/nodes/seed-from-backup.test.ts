@@ -13,7 +13,16 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { instanceFile, isValidDatabase } from "../helpers/files.js";
 import { type Client, client } from "../helpers/http.js";
 import { scrape } from "../helpers/metrics.js";
-import { type Cluster, EAST, rows, run, startCluster, WEST, within } from "../helpers/nodes.js";
+import {
+  type Cluster,
+  EAST,
+  rows,
+  run,
+  startCluster,
+  userWithDatabase,
+  WEST,
+  within,
+} from "../helpers/nodes.js";
 import type { ShoalProcess } from "../helpers/process.js";
 import { startTestS3, type TestS3 } from "../helpers/s3-server.js";
 import { ADMIN_TOKEN } from "../helpers/shoal.js";
@@ -96,19 +105,7 @@ beforeAll(async () => {
     cluster.start("node-a", EAST, { ...backupEnv, SHOAL_LOG_LEVEL: "debug" }),
     cluster.start("node-b", WEST, backupEnv),
   ]);
-  const user = await client(a.url, ADMIN_TOKEN).post("/v1/admin/users", {
-    username: org,
-    email: `${org}@example.com`,
-  });
-  expect(user.status, user.text).toBe(200);
-  userToken = user.body.token;
-  expect((await api().post(`/v1/organizations/${org}/groups`, { name: "g", location: EAST })).status).toBe(
-    200,
-  );
-  const db = await api().post(`/v1/organizations/${org}/databases`, { name: "d1", group: "g" });
-  expect(db.status, db.text).toBe(200);
-  dbId = db.body.database.DbId;
-  token = (await api().post(`/v1/organizations/${org}/databases/d1/auth/tokens`)).body.jwt;
+  ({ userToken, token, dbId } = await userWithDatabase(a, org));
   await run(atA(), token, "CREATE TABLE t (id INTEGER PRIMARY KEY, tag TEXT, v TEXT)");
 }, 120_000);
 
