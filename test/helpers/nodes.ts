@@ -81,6 +81,13 @@ export async function rows(base: string, token: string, text: string): Promise<u
   );
 }
 
+/**
+ * How long a node test waits for the nodes to agree (a write at A read at B, a replica caught up).
+ * A hang guard, not a speed claim: CI runs many processes on two cores, where a push that takes
+ * milliseconds here can take seconds. How fast replication is belongs to `npm run bench`.
+ */
+export const SETTLE_MS = 15_000;
+
 /** Retries `check` every 20 ms until it passes or `ms` have gone by. */
 export async function within(ms: number, check: () => Promise<void>): Promise<number> {
   const started = Date.now();

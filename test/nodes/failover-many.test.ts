@@ -5,7 +5,7 @@
  */
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { client } from "../helpers/http.js";
-import { type Cluster, EAST, rows, run, startCluster, WEST, within } from "../helpers/nodes.js";
+import { type Cluster, EAST, rows, run, SETTLE_MS, startCluster, WEST, within } from "../helpers/nodes.js";
 import type { ShoalProcess } from "../helpers/process.js";
 import { ADMIN_TOKEN } from "../helpers/shoal.js";
 
@@ -31,7 +31,7 @@ beforeAll(async () => {
     await run(`${a.url}/db/${org}/${name}/`, token, `INSERT INTO t VALUES ('${name}')`);
   }
   for (const name of names)
-    await within(4000, async () => {
+    await within(SETTLE_MS, async () => {
       expect(await rows(`${b.url}/db/${org}/${name}@${WEST}/`, token, "SELECT v FROM t")).toEqual([[name]]);
     });
 }, 120_000);

@@ -11,6 +11,7 @@ import {
   EAST,
   rows,
   run,
+  SETTLE_MS,
   startCluster,
   userWithDatabase,
   WEST,
@@ -39,7 +40,7 @@ beforeAll(async () => {
   expect((await api(a).post(`/v1/organizations/${org}/groups/g/locations/${WEST}`)).status).toBe(200);
   await run(primaryAt(a), token, "CREATE TABLE t (id INTEGER PRIMARY KEY, v TEXT)");
   for (let i = 0; i < 5; i++) await run(primaryAt(a), token, `INSERT INTO t (v) VALUES ('a${i}')`);
-  await within(2000, async () => {
+  await within(SETTLE_MS, async () => {
     expect(await rows(atB(), token, "SELECT count(*) FROM t")).toEqual([[5]]);
   });
 }, 120_000);
@@ -115,7 +116,7 @@ describe("failover between two nodes", () => {
     await run(atA(), token, "INSERT INTO t (v) VALUES ('via A')");
     const whole = [["a0"], ["a1"], ["a2"], ["a3"], ["a4"], ["on B"], ["x"], ["via A"]];
     expect(await rows(primaryAt(b), token, "SELECT v FROM t ORDER BY id")).toEqual(whole);
-    await within(2000, async () => {
+    await within(SETTLE_MS, async () => {
       expect(await rows(atA(), token, "SELECT v FROM t ORDER BY id")).toEqual(whole);
     });
   });
@@ -127,7 +128,7 @@ describe("failover between two nodes", () => {
     expect(moved.status, moved.text).toBe(200);
     expect(moved.body.epoch).toBe(3);
     await run(primaryAt(a), token, "INSERT INTO t (v) VALUES ('back on A')");
-    await within(4000, async () => {
+    await within(SETTLE_MS, async () => {
       expect(await rows(atB(), token, "SELECT count(*) FROM t WHERE v = 'back on A'")).toEqual([[1]]);
     });
     // Read above at B's location, possibly at A while B's replica is rebuilt: B's own replica catches up too.
@@ -155,7 +156,7 @@ describe("failover between two nodes", () => {
       expect(await rows(primaryAt(a), token, "SELECT count(*) FROM t WHERE v = 'stale'")).toEqual([[0]]);
     }
     // Either way B's own file never took it: B follows A, and holds exactly A's rows.
-    await within(4000, async () => {
+    await within(SETTLE_MS, async () => {
       expect(await rows(atB(), token, "SELECT v FROM t ORDER BY id")).toEqual(
         await rows(primaryAt(a), token, "SELECT v FROM t ORDER BY id"),
       );
@@ -167,13 +168,13 @@ describe("failover between two nodes", () => {
     await b.exited;
     b = await cluster.start("node-b", WEST, { ...LEASE, SHOAL_FAILOVER_AFTER_MS: "500" });
     await run(primaryAt(a), token, "INSERT INTO t (v) VALUES ('before the crash')");
-    await within(3000, async () => {
+    await within(SETTLE_MS, async () => {
       expect(await rows(atB(), token, "SELECT count(*) FROM t WHERE v = 'before the crash'")).toEqual([[1]]);
     });
     a.proc.kill("SIGKILL");
     await a.exited;
     // The lease (2 s) runs out, then 0.5 s more, then B's next lease round (every 2/3 s) takes over.
-    await within(8000, async () => {
+    await within(SETTLE_MS, async () => {
       await run(primaryAt(b), token, "INSERT INTO t (v) VALUES ('after automatic failover')");
     });
     expect(await rows(primaryAt(b), token, "SELECT count(*) FROM t WHERE v = 'before the crash'")).toEqual([
@@ -187,7 +188,7 @@ describe("failover between two nodes", () => {
     // A comes back as a replica of B (the primary since the automatic failover) and catches up.
     a = await cluster.start("node-a", EAST, LEASE);
     const before = await rows(primaryAt(b), token, "SELECT count(*) FROM t");
-    await within(4000, async () => {
+    await within(SETTLE_MS, async () => {
       expect(await rows(atA(), token, "SELECT count(*) FROM t")).toEqual(before);
     });
     // Steady writes at B, each acknowledged before the next, while A's replica is read back to back.
@@ -207,7 +208,7 @@ describe("failover between two nodes", () => {
       ((await rows(atA(), token, "SELECT coalesce(max(id), 0) FROM t WHERE v = 'load'")) as [[number]])[0][0];
     // Kill B once A's replica has applied a good part of the load and writes are still coming.
     let seenAtKill = 0;
-    await within(10_000, async () => {
+    await within(SETTLE_MS, async () => {
       seenAtKill = await highest();
       expect(seenAtKill).toBeGreaterThanOrEqual(1020);
     });

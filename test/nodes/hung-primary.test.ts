@@ -11,6 +11,7 @@ import {
   EAST,
   rows,
   run,
+  SETTLE_MS,
   startCluster,
   userWithDatabase,
   WEST,
@@ -60,7 +61,7 @@ async function setUp(bSettings: Record<string, string> = {}): Promise<void> {
   expect((await api(a).post(`/v1/organizations/${org}/groups/g/locations/${WEST}`)).status).toBe(200);
   await run(primaryAt(a), token, "CREATE TABLE t (id INTEGER PRIMARY KEY, v TEXT)");
   for (let i = 0; i < 5; i++) await run(primaryAt(a), token, `INSERT INTO t (v) VALUES ('a${i}')`);
-  await within(2000, async () => {
+  await within(SETTLE_MS, async () => {
     expect(await rows(atB(), token, "SELECT count(*) FROM t")).toEqual([[5]]);
   });
 }
