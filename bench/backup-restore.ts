@@ -69,7 +69,7 @@ async function measure(
   await sleep(150);
   while (shipper.status().delayMs > 0) await sleep(20);
   await shipper.stop();
-  const frames = node.frameLogs.get(node.path(db)).position().frame;
+  const frames = node.log(node.path(db)).position().frame;
 
   let t = performance.now();
   copyFileSync(node.path(db), path.join(dir, "copy.db"));

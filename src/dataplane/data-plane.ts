@@ -43,9 +43,8 @@ export interface DataPlane {
 /** Everything that serves SQL to clients: Hrana over HTTP and WebSocket, for every database. */
 export function createDataPlane(deps: DataPlaneParts, settings: DataPlaneSettings): DataPlane {
   const services: StreamServices & SyncServices & LocationServices & PullServices = {
-    pool: deps.pool,
-    frameLogs: deps.frameLogs,
-    waiters: new CommitWaiters(deps.frameLogs),
+    hosted: deps.hosted,
+    waiters: new CommitWaiters(deps.hosted),
     observe: (dbId, location, index) => deps.replicas.observe(dbId, location, index),
     replicas: deps.replicas,
     readYourWritesMs: settings.txnTimeoutMs,
@@ -56,7 +55,7 @@ export function createDataPlane(deps: DataPlaneParts, settings: DataPlaneSetting
     limits: { txnTimeoutMs: settings.txnTimeoutMs, lockWaitMs: settings.lockWaitMs },
     // One database may never hold more than half the connections the server can open.
     streamCounts: new StreamCounts(
-      Math.max(1, Math.min(settings.maxStreamsPerDatabase, Math.floor(deps.pool.limit / 2))),
+      Math.max(1, Math.min(settings.maxStreamsPerDatabase, Math.floor(deps.hosted.connectionLimit / 2))),
     ),
     schemaChanged(access, conn, statements) {
       try {

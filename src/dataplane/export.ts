@@ -7,7 +7,7 @@ import type { DataAccess } from "../domain/data-access/open.js";
 import { dumpDatabase } from "../engine/dump-export.js";
 import { decryptFile } from "../engine/encryption/file-cipher.js";
 import { type PageCipher, pageCipherFor } from "../engine/encryption/page-cipher.js";
-import type { ConnectionPool } from "../engine/pool.js";
+import type { HostedDatabases } from "../engine/hosted-databases.js";
 import { exportInto } from "../engine/snapshot.js";
 import { ForbiddenError } from "../errors.js";
 import { drained } from "./http-io.js";
@@ -33,10 +33,11 @@ function mayRead(access: DataAccess): void {
 export async function serveDump(
   res: ServerResponse,
   access: DataAccess,
-  pool: ConnectionPool,
+  hosted: HostedDatabases,
 ): Promise<void> {
   mayRead(access);
-  const conn = pool.checkout(access.path, access.key);
+  const db = hosted.at(access.path);
+  const conn = db.checkout(access.key);
   const lines = dumpDatabase(conn);
   try {
     // The first line comes after the snapshot is taken: a failure there is still a clean error.
@@ -55,7 +56,7 @@ export async function serveDump(
   } finally {
     // Ends the generator's open statements; checkin rolls back the read transaction if unfinished.
     lines.return(undefined);
-    pool.checkin(conn);
+    db.checkin(conn);
   }
 }
 
@@ -68,15 +69,16 @@ export async function serveDump(
 export async function serveExport(
   res: ServerResponse,
   access: DataAccess,
-  pool: ConnectionPool,
+  hosted: HostedDatabases,
 ): Promise<void> {
   mayRead(access);
   const temp = `${access.path}.export-${randomBytes(6).toString("hex")}`;
-  const conn = pool.checkout(access.path, access.key);
+  const db = hosted.at(access.path);
+  const conn = db.checkout(access.key);
   try {
     exportInto(conn, temp);
   } finally {
-    pool.checkin(conn);
+    db.checkin(conn);
   }
   // From an encrypted database the copy is encrypted too; its key holder gets the plain file.
   if (access.key) return serveDecrypted(res, access, temp, pageCipherFor(access.key));

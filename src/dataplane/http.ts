@@ -130,8 +130,8 @@ export class HranaHttp {
     }
     if (method === "GET") {
       // The database's own copies, as sqld serves `/dump` (and a whole file at `/export`).
-      if (path === "/dump") return serveDump(res, await this.access(req, route), this.services.pool);
-      if (path === "/export") return serveExport(res, await this.access(req, route), this.services.pool);
+      if (path === "/dump") return serveDump(res, await this.access(req, route), this.services.hosted);
+      if (path === "/export") return serveExport(res, await this.access(req, route), this.services.hosted);
       // Sync protocol v2, for embedded replicas (the `libsql` package opened with a syncUrl).
       // libSQL's client reads a refusal at /info as "legacy protocol": the key is checked from /export on.
       if (path === "/info") return syncInfo(res, await this.syncAccess(req, route, false), this.services);

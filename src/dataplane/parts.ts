@@ -1,8 +1,7 @@
 import type { ReplicaPort } from "../domain/core/ports.js";
 import type { DataAccessPorts } from "../domain/data-access/ports.js";
 import type { KeyCache } from "../engine/encryption/key-cache.js";
-import type { FrameLogs } from "../engine/frame-logs.js";
-import type { ConnectionPool } from "../engine/pool.js";
+import type { HostedDatabases } from "../engine/hosted-databases.js";
 import type { SchemaPropagation } from "../hosting/schema-propagation.js";
 import type { UploadInstaller } from "../hosting/upload-installer.js";
 import type { UsageMeter } from "../hosting/usage-meter.js";
@@ -20,10 +19,10 @@ import type { DataPlanePeers } from "./replica-notify.js";
  * requests. Declared apart from `data-plane.ts`, which imports the transports that take it.
  */
 export interface DataPlaneParts extends DataAccessPorts {
-  pool: ConnectionPool;
+  /** The databases this node runs: their connections, write locks and frame logs. */
+  hosted: HostedDatabases;
   /** Keys of encrypted databases in use, in memory only (ADR 0016). */
   keys: KeyCache;
-  frameLogs: FrameLogs;
   replicas: ReplicaPort;
   meter: UsageMeter;
   schema: Pick<SchemaPropagation, "changed">;

@@ -4,8 +4,7 @@ import { Readable } from "node:stream";
 import type { DataAccess } from "../domain/data-access/open.js";
 import { decryptFile } from "../engine/encryption/file-cipher.js";
 import { pageCipherFor } from "../engine/encryption/page-cipher.js";
-import type { FrameLogs } from "../engine/frame-logs.js";
-import type { ConnectionPool } from "../engine/pool.js";
+import type { HostedDatabases } from "../engine/hosted-databases.js";
 import { FRAME_BYTES } from "../engine/wal.js";
 import { ProtocolError } from "./hrana/errors.js";
 
@@ -13,8 +12,7 @@ import { ProtocolError } from "./hrana/errors.js";
 const MAX_FRAMES = 1024;
 
 export interface SyncServices {
-  pool: ConnectionPool;
-  frameLogs: FrameLogs;
+  hosted: HostedDatabases;
   /** Told where a location's replica stands, from the frames it asks for. */
   observe(dbId: string, location: string, index: number): void;
 }
@@ -27,7 +25,7 @@ function json(res: ServerResponse, status: number, body: unknown): void {
 
 /** `GET .../info`: the generation a new replica starts from. */
 export function syncInfo(res: ServerResponse, access: DataAccess, s: SyncServices): void {
-  json(res, 200, { current_generation: s.frameLogs.get(access.path).generation });
+  json(res, 200, { current_generation: s.hosted.at(access.path).frameLog.generation });
 }
 
 /**
@@ -44,11 +42,12 @@ export async function syncExport(
   // An encrypted database's replica copies the stored bytes without the key: hold the file
   // without a connection (opening one needs the key).
   const encrypted = access.database.encryption_cipher !== null;
-  const conn = encrypted ? undefined : s.pool.checkout(access.path);
-  const release = encrypted ? s.pool.hold(access.path) : undefined;
+  const db = s.hosted.at(access.path);
+  const conn = encrypted ? undefined : db.checkout();
+  const release = encrypted ? db.hold() : undefined;
   try {
-    await s.frameLogs.whileExporting(access.path, async () => {
-      const current = s.frameLogs.get(access.path).generation;
+    await db.whileExporting(async () => {
+      const current = db.frameLog.generation;
       if (generation !== current) {
         // An older generation's starting image is not kept: start from the current one.
         json(res, 400, { generation: current });
@@ -69,7 +68,7 @@ export async function syncExport(
       });
     });
   } finally {
-    if (conn) s.pool.checkin(conn);
+    if (conn) db.checkin(conn);
     release?.();
   }
 }
@@ -88,7 +87,7 @@ export function syncFrames(
   s: SyncServices,
 ): void {
   if (!(start >= 1 && end > start)) throw new ProtocolError("invalid frame range");
-  const log = s.frameLogs.get(access.path);
+  const log = s.hosted.at(access.path).frameLog;
   if (access.replicaOf !== undefined) {
     // Asking for frames from `start` means the replica applied everything before it.
     const index = log.indexAt(g, start - 1);

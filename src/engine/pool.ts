@@ -6,20 +6,20 @@ import type { DatabaseKey } from "./encryption/keys.js";
 import { keyFailure, keyOptions } from "./encryption/open.js";
 import { defaultLimits, type ExecutionLimits } from "./execute.js";
 import { flushClosing } from "./handle-release.js";
+import type { HostedDatabase } from "./hosted-database.js";
 import {
   ConnectionsExhaustedError,
   isSqliteFailure,
   MissingFileError,
   primaryCode,
 } from "./sqlite-errors.js";
-import { WriteLock } from "./write-lock.js";
 
 export interface PoolOptions {
   /**
    * Called with a database's last open connection just before it closes (SQLite would checkpoint
    * on that close; the frame log makes the checkpoint itself, as a generation boundary).
    */
-  beforeLastClose?: (conn: EngineConnection) => void;
+  beforeLastClose?: (db: HostedDatabase, conn: EngineConnection) => void;
   /** Open connections kept across all databases; idle ones beyond this close, least recently used first. */
   maxOpen: number;
   /** `PRAGMA synchronous` for hosted databases: NORMAL survives a process crash, FULL also power loss. */
@@ -56,27 +56,21 @@ export interface PoolStats {
   databases: number;
 }
 
-interface Entry {
-  idle: EngineConnection[];
-  inUse: number;
-  /** Set when the database is being removed: connections returned later are closed, not kept. */
-  retired: boolean;
-  /** Connections closed while others to the file stayed open, whose descriptors SQLite still holds (see checkin). */
-  parked: number;
-}
-
 /**
- * Open connections to hosted database files. Opening is lazy (a database costs nothing until a
- * request reaches it) and the number of open connections is bounded, so a node holding many mostly
- * idle databases spends memory and descriptors on the busy ones only. A connection in use is never
- * closed under its stream; the bound can be exceeded while every connection is busy.
+ * Open connections to hosted database files, within one budget for the node. Opening is lazy (a
+ * database costs nothing until a request reaches it) and the number of open connections is bounded,
+ * so a node holding many mostly idle databases spends memory and descriptors on the busy ones only.
+ * A connection in use is never closed under its stream; the bound can be exceeded while every
+ * connection is busy. Each database's own connections live on its HostedDatabase.
  */
 export class ConnectionPool {
-  /** Insertion order is recency: the first entry is the least recently used database. */
-  private readonly entries = new Map<string, Entry>();
-  private readonly locks = new Map<string, WriteLock>();
+  /** Databases with a connection open or in use; insertion order is recency (the first is the least recently used). */
+  private readonly active = new Set<HostedDatabase>();
   /** The key check each connection of an encrypted database was opened with. */
   private readonly keyChecks = new WeakMap<EngineConnection, string>();
+  /** When each connection opened, in the pool's sequence: those opened before a retirement close when returned. */
+  private readonly openedAt = new WeakMap<EngineConnection, number>();
+  private sequence = 0;
   private open = 0;
   private readonly hardLimit: number;
   private readonly limits: ExecutionLimits;
@@ -93,29 +87,27 @@ export class ConnectionPool {
   }
 
   /**
-   * A connection to the database at `path`, opened if no idle one is available; `key` for an
-   * encrypted database (only a connection opened with the same key is handed out). At the hard
-   * limit (or when the process runs out of descriptors) idle connections of other databases close
-   * first; only when every connection is busy is the request refused, with ConnectionsExhaustedError.
+   * A connection to `db`, opened if no idle one is available; `key` for an encrypted database
+   * (only a connection opened with the same key is handed out). At the hard limit (or when the
+   * process runs out of descriptors) idle connections of other databases close first; only when
+   * every connection is busy is the request refused, with ConnectionsExhaustedError.
    */
-  checkout(path: string, key?: DatabaseKey): EngineConnection {
-    let entry = this.entries.get(path);
-    if (entry) this.entries.delete(path);
-    else entry = { idle: [], inUse: 0, retired: false, parked: 0 };
-    this.entries.set(path, entry);
-    entry.inUse++;
-    const conn = this.takeIdle(entry, key);
+  checkout(db: HostedDatabase, key?: DatabaseKey): EngineConnection {
+    this.touch(db);
+    db.conns.inUse++;
+    const conn = this.takeIdle(db, key);
     if (conn) return conn;
     try {
       if (this.open >= this.hardLimit) this.closeIdle(this.open - this.hardLimit + 1);
       if (this.open >= this.hardLimit) throw new ConnectionsExhaustedError(this.hardLimit);
-      const opened = this.connectWithin(path, key);
+      const opened = this.connectWithin(db.path, key);
+      this.openedAt.set(opened, ++this.sequence);
       this.open++;
       this.evictBeyondLimit();
       return opened;
     } catch (e) {
-      entry.inUse--;
-      if (entry.inUse === 0 && entry.idle.length === 0 && !entry.retired) this.entries.delete(path);
+      db.conns.inUse--;
+      this.settle(db);
       throw e;
     }
   }
@@ -137,15 +129,14 @@ export class ConnectionPool {
     }
   }
 
-  /** Returns a connection. One left inside a transaction is rolled back first. */
-  checkin(conn: EngineConnection, attached: readonly string[] = []): void {
-    const entry = this.entries.get(conn.path);
-    if (entry) entry.inUse--;
+  /** Returns a connection of `db`. One left inside a transaction is rolled back first. */
+  checkin(db: HostedDatabase, conn: EngineConnection, attached: readonly string[] = []): void {
+    db.conns.inUse--;
     if (!conn.isClosed && conn.inTransaction) {
       try {
         conn.exec("ROLLBACK");
       } catch {
-        this.closeConnection(conn);
+        this.closeConnection(db, conn);
       }
     }
     // Databases a caller attached must not stay visible to the next caller of this connection,
@@ -155,102 +146,83 @@ export class ConnectionPool {
       try {
         conn.exec(`DETACH ${alias}`);
       } catch {
-        this.closeConnection(conn);
+        this.closeConnection(db, conn);
       }
     }
-    if (conn.isClosed) return;
-    if (!entry || entry.retired) {
-      this.closeConnection(conn);
-      if (entry?.retired && entry.inUse === 0) this.entries.delete(conn.path);
+    if (!conn.isClosed && (db.removed || (this.openedAt.get(conn) ?? 0) <= db.conns.retiredAt))
+      this.closeConnection(db, conn);
+    if (conn.isClosed) {
+      this.settle(db);
       return;
     }
-    entry.idle.push(conn);
+    db.conns.idle.push(conn);
     this.evictBeyondLimit();
     // SQLite keeps the descriptor of a connection closed while others to the same file stay open
     // (POSIX locks belong to the process, so closing it could drop theirs) until the last one
     // closes. Once none is in use, the idle ones close too: a burst of connections to one
     // database (a client opening streams without end) leaves no descriptors behind.
-    if (entry.inUse === 0 && entry.parked > 0) this.closeIdleOf(conn.path, entry);
-  }
-
-  private closeIdleOf(path: string, entry: Entry): void {
-    for (const idle of entry.idle.splice(0)) this.closeConnection(idle);
-    entry.parked = 0;
-    if (this.entries.get(path) !== entry || entry.retired) return;
-    this.entries.delete(path);
-    if (this.locks.get(path)?.idle) this.locks.delete(path);
-  }
-
-  /**
-   * Counts as a connection in use without opening one, until the returned function is called: the
-   * database's last connection can't close (and checkpoint) meanwhile. For reading an encrypted
-   * database's raw file without its key (a replica's copy).
-   */
-  hold(path: string): () => void {
-    let entry = this.entries.get(path);
-    if (!entry) {
-      entry = { idle: [], inUse: 0, retired: false, parked: 0 };
-      this.entries.set(path, entry);
+    if (db.conns.inUse === 0 && db.conns.parked > 0) {
+      for (const idle of db.conns.idle.splice(0)) this.closeConnection(db, idle);
+      db.conns.parked = 0;
+      this.settle(db);
     }
-    entry.inUse++;
+  }
+
+  /** See HostedDatabase.hold. */
+  hold(db: HostedDatabase): () => void {
+    this.touch(db);
+    db.conns.inUse++;
     let released = false;
     return () => {
       if (released) return;
       released = true;
-      const e = this.entries.get(path);
-      if (!e) return;
-      e.inUse--;
-      if (e.inUse === 0 && e.idle.length === 0) this.entries.delete(path);
+      db.conns.inUse--;
+      this.settle(db);
     };
   }
 
-  /** Connections to a database that are checked out now (a file can't be swapped under them). */
-  inUse(path: string): number {
-    return this.entries.get(path)?.inUse ?? 0;
-  }
-
-  /** The write lock of one database, shared by every connection to it. */
-  writeLock(path: string): WriteLock {
-    let lock = this.locks.get(path);
-    if (!lock) {
-      lock = new WriteLock();
-      this.locks.set(path, lock);
-    }
-    return lock;
-  }
-
-  /** Closes every idle connection to a database and retires the busy ones (they close when returned). */
-  retire(path: string): void {
-    const entry = this.entries.get(path);
-    if (!entry) return;
-    for (const conn of entry.idle.splice(0)) this.closeConnection(conn);
-    if (entry.inUse === 0) this.entries.delete(path);
-    else entry.retired = true;
-    const lock = this.locks.get(path);
-    if (lock?.idle) this.locks.delete(path);
+  /** Closes every idle connection to `db`; connections in use now close when returned. */
+  retire(db: HostedDatabase): void {
+    db.conns.retiredAt = this.sequence;
+    for (const conn of db.conns.idle.splice(0)) this.closeConnection(db, conn);
+    this.settle(db);
   }
 
   /** Closes every idle connection and waits until they are really closed (shutdown). */
   async closeAll(): Promise<void> {
-    for (const path of [...this.entries.keys()]) this.retire(path);
+    for (const db of [...this.active]) this.retire(db);
     await flushClosing();
   }
 
   stats(): PoolStats {
     let idle = 0;
     let inUse = 0;
-    for (const e of this.entries.values()) {
-      idle += e.idle.length;
-      inUse += e.inUse;
+    for (const db of this.active) {
+      idle += db.conns.idle.length;
+      inUse += db.conns.inUse;
     }
-    return { open: this.open, idle, inUse, databases: this.entries.size };
+    return { open: this.open, idle, inUse, databases: this.active.size };
+  }
+
+  /** Marks `db` the most recently used. */
+  private touch(db: HostedDatabase): void {
+    this.active.delete(db);
+    this.active.add(db);
+  }
+
+  /** Stops tracking `db` once it has nothing open and nothing in use. */
+  private settle(db: HostedDatabase): void {
+    if (db.conns.inUse === 0 && db.conns.idle.length === 0) {
+      this.active.delete(db);
+      db.conns.parked = 0;
+    }
   }
 
   /** The most recent idle connection opened with `key`; idle ones opened with another close. */
-  private takeIdle(entry: Entry, key: DatabaseKey | undefined): EngineConnection | undefined {
-    for (let conn = entry.idle.pop(); conn; conn = entry.idle.pop()) {
+  private takeIdle(db: HostedDatabase, key: DatabaseKey | undefined): EngineConnection | undefined {
+    for (let conn = db.conns.idle.pop(); conn; conn = db.conns.idle.pop()) {
       if (this.keyChecks.get(conn) === key?.check) return conn;
-      this.closeConnection(conn);
+      this.closeConnection(db, conn);
     }
     return undefined;
   }
@@ -284,27 +256,23 @@ export class ConnectionPool {
   /** Closes up to `n` idle connections, least recently used databases first. */
   private closeIdle(n: number): void {
     let left = n;
-    for (const [path, entry] of this.entries) {
-      while (entry.idle.length > 0 && left > 0) {
-        this.closeConnection(entry.idle.shift()!);
+    for (const db of [...this.active]) {
+      while (db.conns.idle.length > 0 && left > 0) {
+        this.closeConnection(db, db.conns.idle.shift()!);
         left--;
       }
-      if (entry.idle.length === 0 && entry.inUse === 0) {
-        this.entries.delete(path);
-        if (this.locks.get(path)?.idle) this.locks.delete(path);
-      }
+      this.settle(db);
       if (left <= 0) break;
     }
   }
 
-  private closeConnection(conn: EngineConnection): void {
+  private closeConnection(db: HostedDatabase, conn: EngineConnection): void {
     if (conn.isClosed) return;
-    const entry = this.entries.get(conn.path);
-    const last = !entry || (entry.idle.length === 0 && entry.inUse === 0);
-    if (!last) entry.parked++;
+    const last = db.conns.idle.length === 0 && db.conns.inUse === 0;
+    if (!last) db.conns.parked++;
     if (last && this.opts.beforeLastClose) {
       try {
-        this.opts.beforeLastClose(conn);
+        this.opts.beforeLastClose(db, conn);
       } catch {
         // The generation simply goes on in the WAL; the next open picks it up.
       }

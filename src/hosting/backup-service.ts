@@ -12,10 +12,9 @@ import type {
 } from "../domain/cluster/backup-port.js";
 import { clusterErrors } from "../domain/cluster/errors.js";
 import type { Instances, Placement, ReplicaPort, StoreAccess } from "../domain/core/ports.js";
-import type { FrameLogs } from "../engine/frame-logs.js";
 import { flushClosing } from "../engine/handle-release.js";
+import type { HostedDatabases } from "../engine/hosted-databases.js";
 import type { InstanceFiles } from "../engine/instance-files.js";
-import type { ConnectionPool } from "../engine/pool.js";
 import { removeDatabaseFile } from "../engine/snapshot.js";
 import { AppError } from "../errors.js";
 import type { Logger } from "../lib/logger.js";
@@ -29,8 +28,7 @@ const LIST_REFRESH_MS = 1000;
 export interface BackupServicePorts {
   store: StoreAccess;
   files: Pick<InstanceFiles, "path" | "exists">;
-  pool: ConnectionPool;
-  frameLogs: FrameLogs;
+  hosted: HostedDatabases;
   placement: Placement;
   instances: Pick<Instances, "buildReplicas">;
   replicas: Pick<ReplicaPort, "drop" | "ensure">;

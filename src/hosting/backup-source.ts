@@ -1,6 +1,6 @@
 import type { BackupPrimary, BackupSource } from "../backup/source.js";
 import type { Placement, StoreAccess } from "../domain/core/ports.js";
-import type { FrameLogs } from "../engine/frame-logs.js";
+import type { HostedDatabases } from "../engine/hosted-databases.js";
 import type { InstanceFiles } from "../engine/instance-files.js";
 import type { Logger } from "../lib/logger.js";
 
@@ -8,7 +8,7 @@ import type { Logger } from "../lib/logger.js";
 export interface HeldPrimariesPorts {
   store: StoreAccess;
   files: Pick<InstanceFiles, "path" | "exists">;
-  frameLogs: Pick<FrameLogs, "get">;
+  hosted: Pick<HostedDatabases, "at">;
   placement: Placement;
   log: Logger;
 }
@@ -48,7 +48,7 @@ export class HeldPrimaries implements BackupSource {
   }
 
   log(path: string) {
-    return this.ports.frameLogs.get(path);
+    return this.ports.hosted.at(path).frameLog;
   }
 
   /** Leaves a database out of shipping (while it is being restored) until `resume`. */

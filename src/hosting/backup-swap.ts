@@ -1,17 +1,15 @@
 import { existsSync, renameSync, rmSync } from "node:fs";
 import { clusterErrors } from "../domain/cluster/errors.js";
 import { startFrameLogAt } from "../engine/frame-log-start.js";
-import type { FrameLogs } from "../engine/frame-logs.js";
 import { flushClosing } from "../engine/handle-release.js";
-import type { ConnectionPool } from "../engine/pool.js";
+import type { HostedDatabases } from "../engine/hosted-databases.js";
 import { removeDatabaseFile } from "../engine/snapshot.js";
 
 /** How long a swap waits for the database's writer and open connections to finish. */
 const DRAIN_MS = 10_000;
 
 export interface SwapPorts {
-  pool: Pick<ConnectionPool, "writeLock" | "retire" | "inUse">;
-  frameLogs: Pick<FrameLogs, "get" | "forget">;
+  hosted: Pick<HostedDatabases, "at">;
 }
 
 /** Where the restored file's log starts: after the bucket's generations and after the log it replaces. */
@@ -33,7 +31,8 @@ export async function swapInRestored(
 ): Promise<boolean> {
   await flushClosing();
   for (const suffix of ["-wal", "-shm"]) rmSync(restored + suffix, { force: true });
-  const lock = deps.pool.writeLock(dbPath);
+  const db = deps.hosted.at(dbPath);
+  const lock = db.writeLock;
   const owner = {};
   try {
     await lock.acquire(owner, DRAIN_MS);
@@ -41,30 +40,21 @@ export async function swapInRestored(
     throw clusterErrors.restoreDrainTimeout(name);
   }
   try {
-    await drain(deps, dbPath, name);
+    if (!(await db.drain(DRAIN_MS))) throw clusterErrors.restoreDrainTimeout(name);
+    await flushClosing();
     const replaced = existsSync(dbPath);
-    const old = replaced && existsSync(`${dbPath}.log`) ? deps.frameLogs.get(dbPath).position() : undefined;
+    const old = replaced && existsSync(`${dbPath}.log`) ? db.frameLog.position() : undefined;
     startFrameLogAt(restored, {
       generation: Math.max(bucketNext.generation, (old?.generation ?? 0) + 1),
       index: Math.max(bucketNext.index, old?.index ?? 0),
     });
-    deps.frameLogs.forget(dbPath);
+    db.dropFrameLog();
     moveIn(dbPath, restored);
-    deps.pool.retire(dbPath);
+    db.retire();
     return replaced;
   } finally {
     lock.release(owner);
   }
-}
-
-async function drain(deps: SwapPorts, dbPath: string, name: string): Promise<void> {
-  deps.pool.retire(dbPath);
-  const deadline = Date.now() + DRAIN_MS;
-  while (deps.pool.inUse(dbPath) > 0) {
-    if (Date.now() > deadline) throw clusterErrors.restoreDrainTimeout(name);
-    await new Promise((resolve) => setTimeout(resolve, 10));
-  }
-  await flushClosing();
 }
 
 /** The renames of the swap; the old files go back if the new ones can't be moved in. */

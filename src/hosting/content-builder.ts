@@ -7,11 +7,10 @@ import { DumpError, importDump } from "../engine/dump-import.js";
 import { encryptFile } from "../engine/encryption/file-cipher.js";
 import type { DatabaseKey } from "../engine/encryption/keys.js";
 import { pageCipherFor } from "../engine/encryption/page-cipher.js";
-import type { FrameLogs } from "../engine/frame-logs.js";
 import { flushClosing } from "../engine/handle-release.js";
+import type { HostedDatabases } from "../engine/hosted-databases.js";
 import type { InstanceFiles } from "../engine/instance-files.js";
 import { restoreAsOf } from "../engine/point-in-time.js";
-import type { ConnectionPool } from "../engine/pool.js";
 import { createWithSchema, readSchema } from "../engine/schema-copy.js";
 import {
   DatabaseFileError,
@@ -29,8 +28,7 @@ import { schemaJournal } from "./schema-propagation.js";
 /** What building a new database's content reaches. */
 export interface ContentBuilderPorts {
   files: InstanceFiles;
-  pool: ConnectionPool;
-  frameLogs: FrameLogs;
+  hosted: HostedDatabases;
   dumps: Pick<DumpFiles, "text">;
   clock: Clock;
 }
@@ -59,15 +57,15 @@ function copyDatabase(
   at: number | undefined,
   key: DatabaseKey | undefined,
 ): SeedFacts {
-  const file = deps.files.path(source.primary_location, source.id);
+  const hosted = deps.hosted.at(deps.files.path(source.primary_location, source.id));
   const now = deps.clock().getTime();
   if (at === undefined) {
     try {
-      const conn = deps.pool.checkout(file, key);
+      const conn = hosted.checkout(key);
       try {
         snapshotInto(conn, dest, key);
       } finally {
-        deps.pool.checkin(conn);
+        hosted.checkin(conn);
       }
     } catch (e) {
       if (isDamaged(e)) throw hostingErrors.uncopyable(source.name, damagedMessage(e));
@@ -81,13 +79,13 @@ function copyDatabase(
   // rebuild the past (that is how such a database is recovered).
   let conn: EngineConnection | undefined;
   try {
-    conn = deps.pool.checkout(file, key);
+    conn = hosted.checkout(key);
   } catch (e) {
     if (!isDamaged(e)) throw e;
   }
   let outcome: ReturnType<typeof restoreAsOf>;
   try {
-    outcome = restoreAsOf(deps.frameLogs.get(file), at, dest, {
+    outcome = restoreAsOf(hosted.frameLog, at, dest, {
       createdAt: Date.parse(source.created_at),
       now,
       ...(key ? { key } : {}),
@@ -96,7 +94,7 @@ function copyDatabase(
     if (e instanceof DatabaseFileError) throw hostingErrors.restoredDamaged(e.message);
     throw e;
   } finally {
-    if (conn) deps.pool.checkin(conn);
+    if (conn) hosted.checkin(conn);
   }
   if (outcome.kind === "future") {
     throw hostingErrors.restoreInFuture(new Date(at).toISOString(), new Date(outcome.now).toISOString());
@@ -203,12 +201,13 @@ async function build(
     const parent = plan.schemaParent;
     // The journal position first: a change committed meanwhile is in the schema copied, or after it.
     const schemaSeq = schemaJournal(deps, parent).lastSeq();
-    const conn = deps.pool.checkout(deps.files.path(parent.primary_location, parent.id));
+    const hosted = deps.hosted.at(deps.files.path(parent.primary_location, parent.id));
+    const conn = hosted.checkout();
     let objects: ReturnType<typeof readSchema>;
     try {
       objects = readSchema(conn);
     } finally {
-      deps.pool.checkin(conn);
+      hosted.checkin(conn);
     }
     createWithSchema(dest, objects);
     // That connection must be closed before the file changes journal mode.

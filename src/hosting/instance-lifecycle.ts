@@ -5,17 +5,13 @@ import type {
   ReplicaPort,
   StoreAccess,
 } from "../domain/core/ports.js";
-import type { FrameLogs } from "../engine/frame-logs.js";
-import type { InstanceFiles } from "../engine/instance-files.js";
-import type { ConnectionPool } from "../engine/pool.js";
+import type { HostedDatabases } from "../engine/hosted-databases.js";
 import type { Logger } from "../lib/logger.js";
 
 /** What making and removing instances reaches. */
 export interface InstanceLifecyclePorts {
   store: StoreAccess;
-  files: Pick<InstanceFiles, "path" | "remove">;
-  pool: Pick<ConnectionPool, "retire">;
-  frameLogs: Pick<FrameLogs, "forget">;
+  hosted: Pick<HostedDatabases, "remove">;
   replicas: Pick<ReplicaPort, "ensure" | "drop">;
   directory: DataPlaneCache;
   log: Logger;
@@ -46,10 +42,7 @@ export class InstanceLifecycle implements Instances {
             );
             continue;
           }
-          const file = deps.files.path(i.location, i.dbId);
-          deps.pool.retire(file);
-          deps.frameLogs.forget(file);
-          deps.files.remove(i.location, i.dbId);
+          deps.hosted.remove(i.location, i.dbId);
         } else {
           await deps.replicas.drop(i.dbId, i.location);
         }

@@ -1,9 +1,8 @@
 import type { StoreAccess } from "../domain/core/ports.js";
 import type { SchemaQueue } from "../domain/databases/ports.js";
 import type { EngineConnection } from "../engine/connection.js";
-import type { FrameLogs } from "../engine/frame-logs.js";
+import type { HostedDatabases } from "../engine/hosted-databases.js";
 import type { InstanceFiles } from "../engine/instance-files.js";
-import type { ConnectionPool } from "../engine/pool.js";
 import { readSchema, schemaFingerprint } from "../engine/schema-copy.js";
 import { type SchemaChange, SchemaJournal } from "../engine/schema-journal.js";
 import type { Logger } from "../lib/logger.js";
@@ -14,8 +13,7 @@ import type { DatabaseWithPlacement } from "../store/databases.js";
 export interface SchemaPropagationPorts {
   store: StoreAccess;
   files: InstanceFiles;
-  pool: ConnectionPool;
-  frameLogs: FrameLogs;
+  hosted: HostedDatabases;
   clock: Clock;
   log: Logger;
 }
@@ -39,10 +37,10 @@ class SerialQueues {
 }
 
 export function schemaJournal(
-  ports: { files: Pick<InstanceFiles, "path">; frameLogs: Pick<FrameLogs, "get"> },
+  ports: { hosted: Pick<HostedDatabases, "of"> },
   db: Pick<DatabaseWithPlacement, "id" | "primary_location">,
 ) {
-  return new SchemaJournal(ports.frameLogs.get(ports.files.path(db.primary_location, db.id)).folder);
+  return new SchemaJournal(ports.hosted.of(db.primary_location, db.id).frameLog.folder);
 }
 
 /** What `applyToChild` answers when the follower's write lock stayed taken: retried, not reported. */
@@ -169,8 +167,8 @@ async function applyToChild(
   change: SchemaChange,
 ): Promise<string | undefined> {
   if (!deps.files.exists(child.primary_location, child.id)) return "its primary is not on this node";
-  const path = deps.files.path(child.primary_location, child.id);
-  const lock = deps.pool.writeLock(path);
+  const hosted = deps.hosted.of(child.primary_location, child.id);
+  const lock = hosted.writeLock;
   const owner = {};
   try {
     await lock.acquire(owner, LOCK_WAIT_MS);
@@ -180,7 +178,7 @@ async function applyToChild(
   }
   let conn: EngineConnection | undefined;
   try {
-    conn = deps.pool.checkout(path);
+    conn = hosted.checkout();
     conn.configure({ queryOnly: false, maxPageCount: 0 });
     conn.exec("BEGIN IMMEDIATE");
     if (schemaFingerprint(readSchema(conn)) === change.fingerprint) {
@@ -198,13 +196,13 @@ async function applyToChild(
       return "after the change its schema differs from the schema database's (it had diverged before)";
     }
     conn.exec("COMMIT");
-    deps.frameLogs.afterWrite(conn);
+    hosted.afterWrite(conn);
     return undefined;
   } catch (e) {
     if (conn?.inTransaction) conn.exec("ROLLBACK");
     return e instanceof Error ? e.message : String(e);
   } finally {
-    if (conn) deps.pool.checkin(conn);
+    if (conn) hosted.checkin(conn);
     lock.release(owner);
   }
 }

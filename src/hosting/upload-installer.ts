@@ -6,10 +6,9 @@ import type { PendingUploads } from "../domain/databases/ports.js";
 import { encryptFile } from "../engine/encryption/file-cipher.js";
 import type { DatabaseKey } from "../engine/encryption/keys.js";
 import { pageCipherFor } from "../engine/encryption/page-cipher.js";
-import type { FrameLogs } from "../engine/frame-logs.js";
 import { flushClosing } from "../engine/handle-release.js";
+import type { HostedDatabases } from "../engine/hosted-databases.js";
 import type { InstanceFiles } from "../engine/instance-files.js";
-import type { ConnectionPool } from "../engine/pool.js";
 import { DatabaseFileError, fileBytes, finishDatabaseFile } from "../engine/snapshot.js";
 import { checkUploadHeader, UploadRejectedError } from "../engine/upload-check.js";
 import type { Logger } from "../lib/logger.js";
@@ -23,8 +22,7 @@ const DRAIN_MS = 10_000;
 export interface UploadInstallerPorts {
   store: StoreAccess;
   files: Pick<InstanceFiles, "path">;
-  pool: ConnectionPool;
-  frameLogs: FrameLogs;
+  hosted: HostedDatabases;
   directory: DataPlaneCache;
   instances: Pick<Instances, "buildReplicas">;
   replicas: Pick<ReplicaPort, "drop">;
@@ -138,7 +136,8 @@ async function swapIn(deps: UploadInstallerPorts, target: UploadTarget, file: st
   // The checks above opened the file; its connection must be gone before the file moves.
   await flushClosing();
   for (const suffix of ["-wal", "-shm"]) rmSync(file + suffix, { force: true });
-  const lock = deps.pool.writeLock(target.path);
+  const hosted = deps.hosted.at(target.path);
+  const lock = hosted.writeLock;
   const owner = {};
   try {
     await lock.acquire(owner, DRAIN_MS);
@@ -146,14 +145,9 @@ async function swapIn(deps: UploadInstallerPorts, target: UploadTarget, file: st
     throw hostingErrors.uploadBusy(target.name);
   }
   try {
-    deps.pool.retire(target.path);
-    const deadline = Date.now() + DRAIN_MS;
-    while (deps.pool.inUse(target.path) > 0) {
-      if (Date.now() > deadline) throw hostingErrors.uploadBusy(target.name);
-      await new Promise((resolve) => setTimeout(resolve, 10));
-    }
+    if (!(await hosted.drain(DRAIN_MS))) throw hostingErrors.uploadBusy(target.name);
     await flushClosing();
-    deps.frameLogs.get(target.path).restart(() => {
+    hosted.frameLog.restart(() => {
       for (const suffix of ["-wal", "-shm", "-journal"]) rmSync(target.path + suffix, { force: true });
       renameSync(file, target.path);
     });

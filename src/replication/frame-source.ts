@@ -86,7 +86,7 @@ function generationIn(body: unknown, res: Response): number {
 
 /**
  * A primary's frame log on this machine, read directly. `holdCheckpoints` runs the export while
- * no checkpoint may change the file (FrameLogs.whileExporting); without it the caller ensures it.
+ * no checkpoint may change the file (HostedDatabase.whileExporting); without it the caller ensures it.
  */
 export function localFrameSource(
   log: FrameLog,

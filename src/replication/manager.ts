@@ -1,7 +1,7 @@
 import { type ReplicaPort, ReplicaUnavailableError } from "../domain/core/ports.js";
 import { mintReplicationToken } from "../domain/data-access/db-tokens.js";
 import type { DatabaseKey } from "../engine/encryption/keys.js";
-import type { CommitEvent } from "../engine/frame-logs.js";
+import type { CommitEvent } from "../engine/hosted-databases.js";
 import { isSqliteFailure } from "../engine/sqlite-errors.js";
 import { Throttle } from "../lib/throttle.js";
 import { EncryptedReplicas } from "./encrypted-replicas.js";
@@ -356,7 +356,7 @@ export class ReplicationManager implements ReplicaPort {
   private async primaryIndex(dbId: string): Promise<number | undefined> {
     const db = await this.deps.directory.find({ id: dbId });
     if (!db) return undefined;
-    return this.deps.frameLogs.get(this.deps.files.path(db.primary_location, dbId)).position().index;
+    return this.deps.hosted.at(this.deps.files.path(db.primary_location, dbId)).frameLog.position().index;
   }
 
   private worker(location: string): LocationWorker {

@@ -1,5 +1,5 @@
 import type { DatabaseLookup } from "../domain/data-access/ports.js";
-import type { FrameLogs } from "../engine/frame-logs.js";
+import type { HostedDatabases } from "../engine/hosted-databases.js";
 import type { InstanceFiles } from "../engine/instance-files.js";
 import type { Logger } from "../lib/logger.js";
 import type { SigningKey } from "../lib/signing-keys.js";
@@ -9,7 +9,7 @@ import type { ReplicaSeeder } from "./seeding.js";
 /** What replication reaches: primaries' files and logs, database records, the token key. */
 export interface ReplicationParts {
   files: Pick<InstanceFiles, "path">;
-  frameLogs: Pick<FrameLogs, "get">;
+  hosted: Pick<HostedDatabases, "at">;
   directory: Pick<DatabaseLookup, "find">;
   /** Signs the replicas' own read-only tokens. */
   dbTokenKey: SigningKey;

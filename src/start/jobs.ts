@@ -15,7 +15,7 @@ export function startJobs(config: Config, parts: Parts): Jobs {
   parts.meter.afterFlush((orgIds) => quotas.afterFlush(orgIds));
   parts.meter.start(config.usageFlushIntervalMs);
   const pruning = setInterval(() => {
-    parts.frameLogs.prune(Date.now() - config.historyRetentionHours * 3_600_000);
+    parts.hosted.prune(Date.now() - config.historyRetentionHours * 3_600_000);
     parts.dumps.sweep();
   }, 10 * 60_000);
   pruning.unref();

@@ -188,7 +188,7 @@ async function shutdown(
   // A pull still waiting on another node's primary would hold its worker's shutdown.
   parts.relay.close();
   await parts.replicas.close();
-  await parts.pool.closeAll();
+  await parts.hosted.closeAll();
   // No key outlives the process's service (its connections are closed already).
   parts.keys.close();
   await parts.placement.leave();

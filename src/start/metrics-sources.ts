@@ -1,12 +1,12 @@
+import type { HostedDatabases } from "../engine/hosted-databases.js";
 import type { InstanceFiles } from "../engine/instance-files.js";
-import type { ConnectionPool } from "../engine/pool.js";
 import type { UsageMeter } from "../hosting/usage-meter.js";
 import type { ShoalMetrics } from "../metrics/metrics.js";
 import type { ReplicationManager } from "../replication/manager.js";
 
 /** What the metrics read of the process's parts. */
 export interface MetricsSources {
-  pool: Pick<ConnectionPool, "stats">;
+  hosted: Pick<HostedDatabases, "stats">;
   files: Pick<InstanceFiles, "locations" | "idsIn">;
   meter: Pick<UsageMeter, "onRecord">;
   replicas: Pick<ReplicationManager, "lag" | "behind">;
@@ -26,7 +26,7 @@ export function watchParts(metrics: ShoalMetrics, parts: MetricsSources): void {
     "Open connections to hosted database files, by state (idle or in_use).",
     ["state"],
     () => {
-      const s = parts.pool.stats();
+      const s = parts.hosted.stats();
       return [
         [{ state: "idle" }, s.idle],
         [{ state: "in_use" }, s.inUse],
@@ -37,7 +37,7 @@ export function watchParts(metrics: ShoalMetrics, parts: MetricsSources): void {
     "shoal_engine_open_databases",
     "Hosted databases (instances) with at least one open connection.",
     [],
-    () => [[{}, parts.pool.stats().databases]],
+    () => [[{}, parts.hosted.stats().databases]],
   );
   metrics.gauge(
     "shoal_databases_hosted",

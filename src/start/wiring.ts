@@ -10,9 +10,8 @@ import { LocationCatalogue } from "../domain/groups/location-catalogue.js";
 import { AsyncGate } from "../engine/async-gate.js";
 import { DumpFiles } from "../engine/dump-files.js";
 import { KeyCache } from "../engine/encryption/key-cache.js";
-import { FrameLogs } from "../engine/frame-logs.js";
+import { HostedDatabases } from "../engine/hosted-databases.js";
 import { InstanceFiles } from "../engine/instance-files.js";
-import { ConnectionPool } from "../engine/pool.js";
 import { BackupService, type BackupServicePorts } from "../hosting/backup-service.js";
 import { ContentBuilder } from "../hosting/content-builder.js";
 import { DatabaseDirectory } from "../hosting/directory.js";
@@ -51,12 +50,10 @@ export interface Parts {
   dbTokenKey: SigningKey;
   catalogue: LocationCatalogue;
   files: InstanceFiles;
-  /** Open connections to hosted databases. */
-  pool: ConnectionPool;
+  /** The databases this node runs: each one's connections, write lock and frame log. */
+  hosted: HostedDatabases;
   /** Verified keys of encrypted databases in use, in memory only (ADR 0016). */
   keys: KeyCache;
-  /** Replication logs of the primaries on this node. */
-  frameLogs: FrameLogs;
   /** Uploaded SQL dumps waiting to seed new databases (`<data>/dumps`). */
   dumps: DumpFiles;
   directory: DatabaseDirectory;
@@ -96,22 +93,20 @@ export interface Wiring {
 
 /** The engine's parts over the data folder: database files, their logs and connections, dumps. */
 function engineParts(config: Config) {
-  const frameLogs = new FrameLogs();
-  const pool = new ConnectionPool({
-    maxOpen: config.maxConnections,
-    limits: {
-      statementTimeoutMs: config.statementTimeoutMs,
-      gate: new AsyncGate(config.workers),
-      heapLimitBytes: config.sqliteHeapLimitMb * 1024 * 1024,
-    },
-    synchronous: config.durability === "strong" ? "FULL" : "NORMAL",
-    beforeLastClose: (conn) => {
-      if (frameLogs.get(conn.path).pending > 0) frameLogs.rollover(conn);
-      frameLogs.release(conn.path);
-    },
-  });
   const files = new InstanceFiles(path.join(config.dataDir, "locations"));
-  return { files, frameLogs, pool, dumps: new DumpFiles(path.join(config.dataDir, "dumps")) };
+  const hosted = new HostedDatabases(
+    {
+      maxOpen: config.maxConnections,
+      limits: {
+        statementTimeoutMs: config.statementTimeoutMs,
+        gate: new AsyncGate(config.workers),
+        heapLimitBytes: config.sqliteHeapLimitMb * 1024 * 1024,
+      },
+      synchronous: config.durability === "strong" ? "FULL" : "NORMAL",
+    },
+    files,
+  );
+  return { files, hosted, dumps: new DumpFiles(path.join(config.dataDir, "dumps")) };
 }
 
 /** What `GET /health/ready` checks: the store, and the data folder. */
@@ -126,20 +121,19 @@ function readinessProbes(config: Config, store: Store): ReadinessProbe[] {
 function hostingServices(ports: {
   store: Store;
   files: InstanceFiles;
-  pool: ConnectionPool;
-  frameLogs: FrameLogs;
+  hosted: HostedDatabases;
   dumps: DumpFiles;
   directory: DatabaseDirectory;
   replicas: ReplicationManager;
   clock: Clock;
   log: Logger;
 }) {
-  const { store, files, pool, frameLogs, dumps, directory, replicas, clock, log } = ports;
-  const instances = new InstanceLifecycle({ store, files, pool, frameLogs, replicas, directory, log });
+  const { store, files, hosted, dumps, directory, replicas, clock, log } = ports;
+  const instances = new InstanceLifecycle({ store, hosted, replicas, directory, log });
   return {
     instances,
-    content: new ContentBuilder({ files, pool, frameLogs, dumps, clock }),
-    schema: new SchemaPropagation({ store, files, pool, frameLogs, clock, log }),
+    content: new ContentBuilder({ files, hosted, dumps, clock }),
+    schema: new SchemaPropagation({ store, files, hosted, clock, log }),
     uploads: new UploadInstaller({ ...ports, instances }),
   };
 }
@@ -173,13 +167,13 @@ function seederOf(config: Config, backups: () => BackupService | undefined) {
 function keyCacheOf(
   config: Config,
   files: InstanceFiles,
-  pool: ConnectionPool,
+  hosted: HostedDatabases,
   replicas: ReplicationManager,
 ) {
   return new KeyCache({
     idleMs: config.encryptionKeyIdleSeconds * 1000,
     onForget: (dbId) => {
-      for (const location of files.locations()) pool.retire(files.path(location, dbId));
+      for (const location of files.locations()) hosted.find(files.path(location, dbId))?.retire();
       replicas.closeReaders(dbId);
     },
   });
@@ -216,14 +210,14 @@ function primaryParts(
  */
 function replicationParts(
   config: Config,
-  deps: ReplicationParts & { frameLogs: FrameLogs },
+  deps: ReplicationParts & { hosted: HostedDatabases },
   apiTokenKey: SigningKey,
   sourceUrl: () => string,
 ) {
   const tokenVerifier = new DbTokenVerifier({ dbTokenKey: deps.dbTokenKey, apiTokenKey, clock: deps.clock });
   const relay = new PullRelay(tokenVerifier, config.replicaPullTimeoutMs, deps.log);
   const replicas = new ReplicationManager({ ...deps, relay }, sourceUrl);
-  deps.frameLogs.onCommit((e) => replicas.onCommit(e));
+  deps.hosted.onCommit((e) => replicas.onCommit(e));
   return { tokenVerifier, relay, replicas };
 }
 
@@ -263,7 +257,7 @@ export async function wire(config: Config, store: Store, log: Logger): Promise<W
   // time to a new month) reaches every part at once, as it did when they all shared one object.
   const time = { now: systemClock };
   const clock: Clock = () => time.now();
-  const { files, frameLogs, pool, dumps } = engineParts(config);
+  const { files, hosted, dumps } = engineParts(config);
   const directory = new DatabaseDirectory(store);
   const meter = new UsageMeter(store, systemClock, log, (location, dbId) => files.sizeOf(location, dbId));
   const nodeId = config.nodeId ?? (await loadOrCreateNodeId(config.dataDir));
@@ -271,28 +265,23 @@ export async function wire(config: Config, store: Store, log: Logger): Promise<W
   let sourceUrl = "";
   let backups: BackupService | undefined;
   const seeder = seederOf(config, () => backups);
-  const base = { files, frameLogs, directory, dbTokenKey, clock, log, peers, seeder };
+  const base = { files, hosted, directory, dbTokenKey, clock, log, peers, seeder };
   const { tokenVerifier, relay, replicas } = replicationParts(config, base, apiTokenKey, () => sourceUrl);
-  const services = hostingServices({ store, files, pool, frameLogs, dumps, directory, replicas, clock, log });
+  const services = hostingServices({ store, files, hosted, dumps, directory, replicas, clock, log });
   const { instances } = services;
   const primaries = primaryParts(config, {
     store,
     files,
-    pool,
-    frameLogs,
+    hosted,
     replicas,
     directory,
     log,
     placement,
   });
   const metrics = new ShoalMetrics({ perDatabase: config.metricsPerDatabase ?? false });
-  watchParts(metrics, { pool, files, meter, replicas });
+  watchParts(metrics, { hosted, files, meter, replicas });
   const readiness = readinessProbes(config, store);
-  backups = backupService(
-    config,
-    { store, files, pool, frameLogs, placement, instances, replicas, log },
-    metrics,
-  );
+  backups = backupService(config, { store, files, hosted, placement, instances, replicas, log }, metrics);
   const parts: Parts = {
     store,
     get clock() {
@@ -308,9 +297,8 @@ export async function wire(config: Config, store: Store, log: Logger): Promise<W
     dbTokenKey,
     catalogue: new LocationCatalogue(config.locations),
     files,
-    pool,
-    keys: keyCacheOf(config, files, pool, replicas),
-    frameLogs,
+    hosted,
+    keys: keyCacheOf(config, files, hosted, replicas),
     dumps,
     directory,
     meter,

@@ -181,19 +181,19 @@ describe("schema databases and the databases following them", () => {
     const parentRow = (await u.api.get(`${dbs()}/tenant-schema`)).body.database;
     const placed = await deps.store.read((r) => r.databases.findById(parentRow.DbId));
     // A change committed and journaled, whose propagation never ran (as if the process stopped).
-    const file = deps.files.path(placed!.primary_location, placed!.id);
-    const lock = deps.pool.writeLock(file);
+    const hosted = deps.hosted.of(placed!.primary_location, placed!.id);
+    const lock = hosted.writeLock;
     const owner = {};
     await lock.acquire(owner, 5000);
-    const conn = deps.pool.checkout(file);
+    const conn = hosted.checkout();
     conn.exec("CREATE TABLE added_offline (v)");
-    deps.frameLogs.afterWrite(conn);
+    hosted.afterWrite(conn);
     schemaJournal(deps, placed!).append({
       at: Date.now(),
       statements: ["CREATE TABLE added_offline (v)"],
       fingerprint: schemaFingerprint(readSchema(conn)),
     });
-    deps.pool.checkin(conn);
+    hosted.checkin(conn);
     lock.release(owner);
     await h.restart();
     const b = createClient({

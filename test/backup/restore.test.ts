@@ -167,7 +167,7 @@ describe("restoring from the bucket", () => {
     const id = newDatabase();
     await writeRows(id, ["a", "b"]);
     await shipper.pass();
-    const local = node.frameLogs.get(node.path(id)).position();
+    const local = node.log(node.path(id)).position();
     const replica = freshNode();
     const dest = destIn(replica, id);
     const outcome = await bootstrapLocation(bucket, id, dest, "replica");

@@ -61,7 +61,7 @@ function caughtUp(s: Shipper, n: TestPrimaries, ids: string[]): boolean {
   const status = s.status();
   return ids.every((id) => {
     const d = status.databases.find((x) => x.id === id);
-    const local = n.frameLogs.get(n.path(id)).position();
+    const local = n.log(n.path(id)).position();
     return d?.generation === local.generation && d.frame === local.frame && d.delayMs === 0;
   });
 }
@@ -207,9 +207,10 @@ describe("continuous backup to an S3-compatible bucket", () => {
     await shipper.pass();
     node.write(DB, "INSERT INTO t VALUES ('b')");
     // Behind the frame log's back, as another program could: generation 1's last frames are gone.
-    const conn = node.pool.checkout(node.path(DB));
+    const hosted = node.hosted.at(node.path(DB));
+    const conn = hosted.checkout();
     conn.exec("PRAGMA wal_checkpoint(TRUNCATE)");
-    node.pool.checkin(conn);
+    hosted.checkin(conn);
     node.write(DB, "INSERT INTO t VALUES ('c')");
     await shipper.pass();
     const snapshots = (await keysUnder(bucket)).filter((k) => k.includes("/snapshot-"));

@@ -59,9 +59,10 @@ function query(image: Buffer, sql: string): unknown {
 }
 
 const rollover = (db: TestDatabase) => {
-  const conn = h.shoal.deps.pool.checkout(h.shoal.deps.files.path("aws-us-east-1", db.id));
-  expect(h.shoal.deps.frameLogs.rollover(conn)).toBe(true);
-  h.shoal.deps.pool.checkin(conn);
+  const hosted = h.shoal.deps.hosted.of("aws-us-east-1", db.id);
+  const conn = hosted.checkout();
+  expect(h.shoal.deps.hosted.rollover(hosted, conn)).toBe(true);
+  hosted.checkin(conn);
 };
 
 describe("pull-updates answers", () => {
@@ -132,7 +133,7 @@ describe("pull-updates answers", () => {
     const first = await pullRaw(base, db.token);
     await remote.execute("INSERT INTO t (v) VALUES ('later')");
     rollover(db);
-    h.shoal.deps.frameLogs.get(h.shoal.deps.files.path("aws-us-east-1", db.id)).prune(Date.now() + 1000, 0);
+    h.shoal.deps.hosted.of("aws-us-east-1", db.id).frameLog.prune(Date.now() + 1000, 0);
     const pruned = await pullRaw(base, db.token, { clientRevision: first.header.revision });
     expect(pruned.pages.size).toBe(pruned.header.dbPages);
     expect(query(apply(pruned), "SELECT count(*) FROM t")).toEqual([[21]]);

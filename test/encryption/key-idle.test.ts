@@ -24,7 +24,7 @@ describe("SHOAL_ENCRYPTION_KEY_IDLE_SECONDS=0", () => {
     expect((await c.execute("SELECT count(*) AS n FROM t")).rows[0]!.n).toBe(3);
     await new Promise((r) => setTimeout(r, 50));
     expect(h.shoal.deps.keys.size).toBe(0);
-    expect(h.shoal.deps.pool.stats().open).toBe(0);
+    expect(h.shoal.deps.hosted.stats().open).toBe(0);
     const wrong = createClient({ url: db.url, authToken: db.token, remoteEncryptionKey: newKey() });
     await expect(wrong.execute("SELECT 1")).rejects.toMatchObject({ code: "ENCRYPTION_KEY_INVALID" });
   });

@@ -3,8 +3,8 @@ import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { HostedDatabases } from "../../src/engine/hosted-databases.js";
 import { InstanceFiles } from "../../src/engine/instance-files.js";
-import { ConnectionPool } from "../../src/engine/pool.js";
 
 let dir: string;
 let files: InstanceFiles;
@@ -19,65 +19,65 @@ beforeEach(async () => {
 });
 afterEach(() => rm(dir, { recursive: true, force: true }));
 
-describe("the connection pool", () => {
+describe("hosted databases and the connection pool", () => {
   it("opens connections lazily and keeps at most maxOpen idle ones, least recently used closing first", async () => {
-    const pool = new ConnectionPool({ maxOpen: 4, synchronous: "NORMAL" });
+    const pool = new HostedDatabases({ maxOpen: 4, synchronous: "NORMAL" }, files);
     expect(pool.stats().open).toBe(0);
     for (const id of ids) {
-      const c = pool.checkout(files.path("loc", id));
+      const c = pool.at(files.path("loc", id)).checkout();
       c.execute(c.prepare("SELECT 1"), [], { wantRows: true });
-      pool.checkin(c);
+      pool.at(c.path).checkin(c);
       expect(pool.stats().open).toBeLessThanOrEqual(4);
     }
     expect(pool.stats()).toMatchObject({ open: 4, idle: 4, inUse: 0, databases: 4 });
     // The most recent databases stayed open: checking one out again opens nothing new.
-    const recent = pool.checkout(files.path("loc", ids[39]!));
+    const recent = pool.at(files.path("loc", ids[39]!)).checkout();
     expect(pool.stats().open).toBe(4);
-    pool.checkin(recent);
+    pool.at(recent.path).checkin(recent);
     await pool.closeAll();
   });
 
   it("never closes a connection in use, and shrinks back once they return", async () => {
-    const pool = new ConnectionPool({ maxOpen: 3, synchronous: "NORMAL" });
-    const busy = ids.slice(0, 6).map((id) => pool.checkout(files.path("loc", id)));
+    const pool = new HostedDatabases({ maxOpen: 3, synchronous: "NORMAL" }, files);
+    const busy = ids.slice(0, 6).map((id) => pool.at(files.path("loc", id)).checkout());
     expect(pool.stats()).toMatchObject({ open: 6, inUse: 6 });
     for (const c of busy)
       expect(await c.execute(c.prepare("SELECT 1"), [], { wantRows: true })).toMatchObject({ rows: [[1n]] });
-    for (const c of busy) pool.checkin(c);
+    for (const c of busy) pool.at(c.path).checkin(c);
     expect(pool.stats()).toMatchObject({ open: 3, inUse: 0 });
     await pool.closeAll();
   });
 
   it("rolls back a transaction left open on a returned connection", async () => {
-    const pool = new ConnectionPool({ maxOpen: 2, synchronous: "NORMAL" });
+    const pool = new HostedDatabases({ maxOpen: 2, synchronous: "NORMAL" }, files);
     const p = files.path("loc", ids[0]!);
-    const c = pool.checkout(p);
+    const c = pool.at(p).checkout();
     c.exec("CREATE TABLE t (x)");
     c.exec("BEGIN");
     c.exec("INSERT INTO t VALUES (1)");
-    pool.checkin(c);
-    const again = pool.checkout(p);
+    pool.at(c.path).checkin(c);
+    const again = pool.at(p).checkout();
     expect(again.inTransaction).toBe(false);
     expect(
       await again.execute(again.prepare("SELECT count(*) FROM t"), [], { wantRows: true }),
     ).toMatchObject({ rows: [[0n]] });
-    pool.checkin(again);
+    pool.at(again.path).checkin(again);
     await pool.closeAll();
   });
 
   it("releases the file descriptors of closed connections, even under heavy churn", async () => {
-    const pool = new ConnectionPool({ maxOpen: 2, synchronous: "NORMAL" });
+    const pool = new HostedDatabases({ maxOpen: 2, synchronous: "NORMAL" }, files);
     // The driver's thread pool, which statements that scan run on, opens its own descriptors once.
-    const warm = pool.checkout(files.path("loc", ids[0]!));
+    const warm = pool.at(files.path("loc", ids[0]!)).checkout();
     await warm.execute(warm.prepare("SELECT count(*) FROM sqlite_master"), [], { wantRows: true });
-    pool.checkin(warm);
+    pool.at(warm.path).checkin(warm);
     await settle();
     const before = openFds();
     for (let round = 0; round < 20; round++) {
       for (const id of ids) {
-        const c = pool.checkout(files.path("loc", id));
+        const c = pool.at(files.path("loc", id)).checkout();
         await c.execute(c.prepare("SELECT count(*) FROM sqlite_master"), [], { wantRows: true });
-        pool.checkin(c);
+        pool.at(c.path).checkin(c);
       }
       await new Promise((r) => setTimeout(r, 5));
     }
@@ -90,17 +90,82 @@ describe("the connection pool", () => {
   });
 
   it("retires a database: idle connections close now, busy ones when returned", async () => {
-    const pool = new ConnectionPool({ maxOpen: 10, synchronous: "NORMAL" });
+    const pool = new HostedDatabases({ maxOpen: 10, synchronous: "NORMAL" }, files);
     const p = files.path("loc", ids[0]!);
-    const idle = pool.checkout(p);
-    const busy = pool.checkout(p);
-    pool.checkin(idle);
-    pool.retire(p);
+    const idle = pool.at(p).checkout();
+    const busy = pool.at(p).checkout();
+    pool.at(idle.path).checkin(idle);
+    pool.at(p).retire();
     expect(idle.isClosed).toBe(true);
     expect(busy.isClosed).toBe(false);
-    pool.checkin(busy);
+    pool.at(busy.path).checkin(busy);
     expect(busy.isClosed).toBe(true);
     expect(pool.stats().open).toBe(0);
     await pool.closeAll();
+  });
+
+  it("keeps a connection opened after a retirement, while those opened before close when returned", async () => {
+    const hosted = new HostedDatabases({ maxOpen: 10, synchronous: "NORMAL" }, files);
+    const db = hosted.of("loc", ids[0]!);
+    const before = db.checkout();
+    db.retire();
+    const after = db.checkout();
+    db.checkin(after);
+    db.checkin(before);
+    expect(before.isClosed).toBe(true);
+    expect(after.isClosed).toBe(false);
+    expect(db.checkout()).toBe(after);
+    await hosted.closeAll();
+  });
+
+  it("drains a database: waits for the connections in use, and says so when one stays", async () => {
+    const hosted = new HostedDatabases({ maxOpen: 10, synchronous: "NORMAL" }, files);
+    const db = hosted.of("loc", ids[0]!);
+    const busy = db.checkout();
+    setTimeout(() => db.checkin(busy), 50);
+    expect(await db.drain(5000)).toBe(true);
+    expect(busy.isClosed).toBe(true);
+    const stuck = db.checkout();
+    expect(await db.drain(30)).toBe(false);
+    db.checkin(stuck);
+    await hosted.closeAll();
+  });
+
+  it("removes an instance in one call: files gone, its log closed, a connection in use closed when returned", async () => {
+    const hosted = new HostedDatabases({ maxOpen: 10, synchronous: "NORMAL" }, files);
+    const db = hosted.of("loc", ids[1]!);
+    const conn = db.checkout();
+    conn.configure({ queryOnly: false, maxPageCount: 0 });
+    await db.writeLock.acquire(conn, 1000);
+    conn.exec("CREATE TABLE t (x)");
+    db.afterWrite(conn);
+    db.writeLock.release(conn);
+    expect(db.frameLog.position().frame).toBeGreaterThan(0);
+    hosted.remove("loc", ids[1]!);
+    expect(files.exists("loc", ids[1]!)).toBe(false);
+    expect(readdirSync(path.join(dir, "loc")).filter((f) => f.startsWith(ids[1]!))).toEqual([]);
+    expect(hosted.find(files.path("loc", ids[1]!))).toBeUndefined();
+    db.checkin(conn);
+    expect(conn.isClosed).toBe(true);
+    expect(hosted.stats()).toMatchObject({ open: 0, inUse: 0, databases: 0 });
+    // The same path later is a new database with nothing of the old one.
+    expect(hosted.of("loc", ids[1]!)).not.toBe(db);
+    await hosted.closeAll();
+  });
+
+  it("tells commit listeners about each write that added frames, with its position", async () => {
+    const hosted = new HostedDatabases({ maxOpen: 10, synchronous: "NORMAL" }, files);
+    const seen: Array<{ path: string; frame: number }> = [];
+    hosted.onCommit((e) => seen.push({ path: e.path, frame: e.frame }));
+    const db = hosted.of("loc", ids[2]!);
+    const conn = db.checkout();
+    conn.configure({ queryOnly: false, maxPageCount: 0 });
+    conn.exec("CREATE TABLE t (x)");
+    db.afterWrite(conn);
+    conn.exec("SELECT 1");
+    db.afterWrite(conn);
+    db.checkin(conn);
+    expect(seen).toEqual([{ path: db.path, frame: db.frameLog.position().frame }]);
+    await hosted.closeAll();
   });
 });

@@ -2,9 +2,8 @@ import { mkdirSync } from "node:fs";
 import path from "node:path";
 import type { BackupPrimary, BackupSource } from "../../src/backup/source.js";
 import type { SqlValue } from "../../src/engine/connection.js";
-import { FrameLogs } from "../../src/engine/frame-logs.js";
+import { HostedDatabases } from "../../src/engine/hosted-databases.js";
 import { InstanceFiles } from "../../src/engine/instance-files.js";
-import { ConnectionPool } from "../../src/engine/pool.js";
 
 const LOCATION = "home";
 
@@ -14,22 +13,14 @@ const LOCATION = "home";
  * source: it lists these databases and hands out their logs.
  */
 export class TestPrimaries implements BackupSource {
-  readonly frameLogs = new FrameLogs();
   readonly files: InstanceFiles;
-  readonly pool: ConnectionPool;
+  readonly hosted: HostedDatabases;
   private readonly ids = new Set<string>();
 
   constructor(readonly dataDir: string) {
     mkdirSync(dataDir, { recursive: true });
     this.files = new InstanceFiles(path.join(dataDir, "locations"));
-    this.pool = new ConnectionPool({
-      maxOpen: 16,
-      synchronous: "NORMAL",
-      beforeLastClose: (conn) => {
-        if (this.frameLogs.get(conn.path).pending > 0) this.frameLogs.rollover(conn);
-        this.frameLogs.release(conn.path);
-      },
-    });
+    this.hosted = new HostedDatabases({ maxOpen: 16, synchronous: "NORMAL" }, this.files);
   }
 
   create(id: string): string {
@@ -53,34 +44,37 @@ export class TestPrimaries implements BackupSource {
     sql: string,
     args: readonly SqlValue[] = [],
   ): { generation: number; frame: number; at: number } {
-    const conn = this.pool.checkout(this.path(id));
+    const db = this.hosted.at(this.path(id));
+    const conn = db.checkout();
     try {
       conn.configure({ queryOnly: false, maxPageCount: 0 });
       conn.run(sql, args);
-      this.frameLogs.afterWrite(conn);
+      db.afterWrite(conn);
     } finally {
-      this.pool.checkin(conn);
+      db.checkin(conn);
     }
-    const { generation, frame } = this.frameLogs.get(this.path(id)).position();
+    const { generation, frame } = db.frameLog.position();
     return { generation, frame, at: Date.now() };
   }
 
   rows(id: string, sql: string): SqlValue[][] {
-    const conn = this.pool.checkout(this.path(id));
+    const db = this.hosted.at(this.path(id));
+    const conn = db.checkout();
     try {
       return [...conn.rows(sql)];
     } finally {
-      this.pool.checkin(conn);
+      db.checkin(conn);
     }
   }
 
   /** Ends the current generation now, as the frame log does when its WAL grows large. */
   rollover(id: string): void {
-    const conn = this.pool.checkout(this.path(id));
+    const db = this.hosted.at(this.path(id));
+    const conn = db.checkout();
     try {
-      if (!this.frameLogs.rollover(conn)) throw new Error("checkpoint was busy");
+      if (!this.hosted.rollover(db, conn)) throw new Error("checkpoint was busy");
     } finally {
-      this.pool.checkin(conn);
+      db.checkin(conn);
     }
   }
 
@@ -90,10 +84,10 @@ export class TestPrimaries implements BackupSource {
   }
 
   log(file: string) {
-    return this.frameLogs.get(file);
+    return this.hosted.at(file).frameLog;
   }
 
   async close(): Promise<void> {
-    await this.pool.closeAll();
+    await this.hosted.closeAll();
   }
 }

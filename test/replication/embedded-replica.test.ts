@@ -39,9 +39,10 @@ describe("embedded replicas of a Shoal database (libsql package, sync protocol v
     expect(await r.query("SELECT count(*) FROM t")).toEqual([[6]]);
 
     // End the generation on the primary (a checkpoint), then write more.
-    const conn = h.shoal.deps.pool.checkout(h.shoal.deps.files.path("aws-us-east-1", db.id));
-    expect(h.shoal.deps.frameLogs.rollover(conn)).toBe(true);
-    h.shoal.deps.pool.checkin(conn);
+    const hosted = h.shoal.deps.hosted.of("aws-us-east-1", db.id);
+    const conn = hosted.checkout();
+    expect(h.shoal.deps.hosted.rollover(hosted, conn)).toBe(true);
+    hosted.checkin(conn);
     await c.execute("INSERT INTO t (v) VALUES ('p7')");
     await r.sync();
     expect(await r.query("SELECT v FROM t ORDER BY id")).toContainEqual(["p7"]);

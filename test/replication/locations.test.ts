@@ -117,9 +117,10 @@ describe("replicas in every location of a group", () => {
     for (let i = 0; i < 60; i++) {
       await c.execute({ sql: "INSERT INTO t (v) VALUES (?)", args: [`bulk-${i}`] });
       if (i % 20 === 10) {
-        const conn = h.shoal.deps.pool.checkout(file);
-        expect(h.shoal.deps.frameLogs.rollover(conn)).toBe(true);
-        h.shoal.deps.pool.checkin(conn);
+        const hosted = h.shoal.deps.hosted.at(file);
+        const conn = hosted.checkout();
+        expect(h.shoal.deps.hosted.rollover(hosted, conn)).toBe(true);
+        hosted.checkin(conn);
       }
     }
     const expected = (await c.execute("SELECT count(*) AS n FROM t")).rows[0]!.n;

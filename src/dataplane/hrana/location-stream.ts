@@ -2,7 +2,7 @@ import { type ReplicaPort, ReplicaUnavailableError } from "../../domain/core/por
 import type { DataAccess } from "../../domain/data-access/open.js";
 import { bindArguments, type ExecResult, type RowBudget, type SqlValue } from "../../engine/connection.js";
 import { rowBytes } from "../../engine/execute.js";
-import type { FrameLogs } from "../../engine/frame-logs.js";
+import type { HostedDatabases } from "../../engine/hosted-databases.js";
 import { splitStatements } from "../../engine/sql-lexer.js";
 import { statementParameters } from "../../engine/sql-params.js";
 import type { UsageMeter } from "../../hosting/usage-meter.js";
@@ -16,7 +16,7 @@ import type { BatchOutcome, DescribeResult, SqlStream } from "./stream.js";
 
 export interface LocationServices {
   replicas: ReplicaPort;
-  frameLogs: FrameLogs;
+  hosted: HostedDatabases;
   meter: UsageMeter;
   /** How long a read waits for the replica to have this stream's own write before reading at the primary. */
   readYourWritesMs: number;
@@ -115,7 +115,7 @@ export class LocationStream implements SqlStream {
       return await run();
     } finally {
       if (this.primary.isAutocommit()) {
-        const index = this.services.frameLogs.get(this.access.path).position().index;
+        const index = this.services.hosted.at(this.access.path).frameLog.position().index;
         if (index > this.mustSee) {
           this.mustSee = index;
           const db = this.access.database;

@@ -1,7 +1,6 @@
 import type { DataAccess } from "../../domain/data-access/open.js";
 import type { EngineConnection } from "../../engine/connection.js";
-import type { FrameLogs } from "../../engine/frame-logs.js";
-import type { ConnectionPool } from "../../engine/pool.js";
+import type { HostedDatabases } from "../../engine/hosted-databases.js";
 import type { UsageMeter } from "../../hosting/usage-meter.js";
 import type { AttachTarget } from "./authorize.js";
 import type { StreamCounts } from "./stream-limits.js";
@@ -15,9 +14,8 @@ export interface StreamLimits {
 }
 
 export interface StreamServices {
-  pool: ConnectionPool;
-  /** Told about every write transaction that ends, for replication. */
-  frameLogs: FrameLogs;
+  /** The databases this node runs; a stream's connection, write lock and frame log are its database's. */
+  hosted: HostedDatabases;
   meter: UsageMeter;
   limits: StreamLimits;
   /** Open streams per database, held to their limit. */

@@ -9,6 +9,7 @@ import type {
   RowBudget,
   SqlArgs,
 } from "../../engine/connection.js";
+import type { HostedDatabase } from "../../engine/hosted-database.js";
 import { splitStatements } from "../../engine/sql-lexer.js";
 import { refuseOnFollower } from "../schema-changes.js";
 import { attachStatement, authorizeStatement, refuseForbidden, type Verdict } from "./authorize.js";
@@ -33,6 +34,8 @@ export type { StreamLimits, StreamServices } from "./stream-services.js";
  * can't stall the database; the stream's next request then fails with TRANSACTION_TIMEOUT.
  */
 export class HranaStream implements SqlStream {
+  /** The database's runtime on this node: the connection comes from it and goes back to it. */
+  private readonly db: HostedDatabase;
   private conn: EngineConnection | undefined;
   private holdsLock = false;
   private lockedAt = 0;
@@ -54,6 +57,7 @@ export class HranaStream implements SqlStream {
     private readonly services: StreamServices,
   ) {
     services.streamCounts.take(access.database.id, access.database.name);
+    this.db = services.hosted.at(access.path);
   }
 
   get isClosed(): boolean {
@@ -135,7 +139,7 @@ export class HranaStream implements SqlStream {
     this.schemaChanges.take();
     this.endTransactionTimer();
     if (this.conn) {
-      this.services.pool.checkin(this.conn, this.attached);
+      this.db.checkin(this.conn, this.attached);
       this.conn = undefined;
     }
     this.attached = [];
@@ -281,7 +285,7 @@ export class HranaStream implements SqlStream {
   /** The stream's connection, with the caller's current rights applied at the SQLite level too. */
   private connection(): EngineConnection {
     try {
-      this.conn ??= this.services.pool.checkout(this.access.path, this.access.key);
+      this.conn ??= this.db.checkout(this.access.key);
     } catch (e) {
       // Opening the file failed (damaged, missing): the client hears SQLite's code, not a 500.
       throw toHranaError(e);
@@ -295,7 +299,7 @@ export class HranaStream implements SqlStream {
   }
 
   private async takeLock(): Promise<void> {
-    const lock = this.services.pool.writeLock(this.access.path);
+    const lock = this.db.writeLock;
     try {
       await lock.acquire(this, this.services.limits.lockWaitMs, () => this.onContention());
     } catch (e) {
@@ -322,7 +326,7 @@ export class HranaStream implements SqlStream {
   private releaseLock(): void {
     if (!this.holdsLock) return;
     this.holdsLock = false;
-    this.services.pool.writeLock(this.access.path).release(this);
+    this.db.writeLock.release(this);
   }
 
   /** `committed`: the statement succeeded and was no ROLLBACK, so a transaction it ended committed. */
@@ -330,7 +334,7 @@ export class HranaStream implements SqlStream {
     if (conn.inTransaction) return;
     this.endTransactionTimer();
     // Still holding the write lock: no other writer can commit before the frames are recorded.
-    if (this.holdsLock) this.services.frameLogs.afterWrite(conn);
+    if (this.holdsLock) this.db.afterWrite(conn);
     const statements = this.schemaChanges.take();
     if (statements.length > 0 && committed) this.services.schemaChanged?.(this.access, conn, statements);
     this.releaseLock();

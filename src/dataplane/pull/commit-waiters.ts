@@ -1,16 +1,16 @@
 import type { EventEmitter } from "node:events";
-import type { FrameLogs } from "../../engine/frame-logs.js";
+import type { HostedDatabases } from "../../engine/hosted-databases.js";
 
 /**
  * Long-polling pulls waiting for a database to change: each waits on its database's file path and
- * is woken by the frame logs' commit event, so nothing polls.
+ * is woken by the hosted databases' commit event, so nothing polls.
  */
 export class CommitWaiters {
   private readonly waiting = new Map<string, Set<() => void>>();
   private closed = false;
 
-  constructor(frameLogs: Pick<FrameLogs, "onCommit">) {
-    frameLogs.onCommit((e) => {
+  constructor(hosted: Pick<HostedDatabases, "onCommit">) {
+    hosted.onCommit((e) => {
       const set = this.waiting.get(e.path);
       if (!set) return;
       this.waiting.delete(e.path);

@@ -1,9 +1,8 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { dataAccessErrors } from "../../domain/data-access/errors.js";
 import type { DataAccess } from "../../domain/data-access/open.js";
-import type { FrameLogs } from "../../engine/frame-logs.js";
+import type { HostedDatabases } from "../../engine/hosted-databases.js";
 import { PageDiff, type SyncPoint, SyncPointGone } from "../../engine/page-diff.js";
-import type { ConnectionPool } from "../../engine/pool.js";
 import { PAGE_SIZE } from "../../engine/wal.js";
 import { ForbiddenError } from "../../errors.js";
 import { corsHeaders } from "../cors.js";
@@ -22,8 +21,7 @@ import { formatRevision, parseRevision } from "./revision.js";
 import { loadZstd } from "./zstd.js";
 
 export interface PullServices {
-  pool: ConnectionPool;
-  frameLogs: FrameLogs;
+  hosted: HostedDatabases;
   waiters: CommitWaiters;
 }
 
@@ -55,7 +53,8 @@ export async function pullUpdates(
   const to = r.serverRevision ? parseRevision(db.id, r.serverRevision) : undefined;
   if (r.serverRevision && !to)
     throw new ProtocolError(`${r.serverRevision} is not a revision of this database`, "REVISION_UNKNOWN");
-  const log = s.frameLogs.get(access.path);
+  const hosted = s.hosted.at(access.path);
+  const log = hosted.frameLog;
   const client = { gone: false };
   res.once("close", () => (client.gone = true));
   if (from && !to && r.longPollMs > 0) {
@@ -68,9 +67,9 @@ export async function pullUpdates(
   const compress = zstd ? (page: Buffer) => zstd.compress(page, ZSTD_LEVEL) : undefined;
   // Holding a connection keeps the pool from closing the database's last one (which checkpoints),
   // and exporting keeps commits from starting a new generation: the live WAL stays as it is.
-  const conn = s.pool.checkout(access.path);
+  const conn = hosted.checkout();
   try {
-    await s.frameLogs.whileExporting(access.path, async () => {
+    await hosted.whileExporting(async () => {
       const diff = buildDiff(log, from, to, r);
       try {
         await send(res, client, diff, formatRevision(db.id, diff.to), r.encoding, compress);
@@ -79,7 +78,7 @@ export async function pullUpdates(
       }
     });
   } finally {
-    s.pool.checkin(conn);
+    hosted.checkin(conn);
   }
 }
 

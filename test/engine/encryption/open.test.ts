@@ -8,7 +8,8 @@ import { EncryptionKeyError, type KeyProblem } from "../../../src/engine/encrypt
 import { fileState } from "../../../src/engine/encryption/file-cipher.js";
 import { type DatabaseKey, newEncryption } from "../../../src/engine/encryption/keys.js";
 import { openDatabase, openReplicaReader } from "../../../src/engine/encryption/open.js";
-import { ConnectionPool } from "../../../src/engine/pool.js";
+import { HostedDatabases } from "../../../src/engine/hosted-databases.js";
+import { InstanceFiles } from "../../../src/engine/instance-files.js";
 import { filesHoldingText } from "../../helpers/plaintext.js";
 
 let dir: string;
@@ -89,32 +90,32 @@ describe("opening an encrypted database with the engine", () => {
 
 describe("the connection pool with encrypted databases", () => {
   it("opens with the key, maps key failures, and never hands a connection to another key", async () => {
-    const pool = new ConnectionPool({ maxOpen: 8, synchronous: "NORMAL" });
-    expect(problem(() => pool.checkout(enc))).toBe("required");
-    expect(problem(() => pool.checkout(enc, other))).toBe("invalid");
-    expect(problem(() => pool.checkout(plain, key))).toBe("not-encrypted");
+    const pool = new HostedDatabases({ maxOpen: 8, synchronous: "NORMAL" }, new InstanceFiles(dir));
+    expect(problem(() => pool.at(enc).checkout())).toBe("required");
+    expect(problem(() => pool.at(enc).checkout(other))).toBe("invalid");
+    expect(problem(() => pool.at(plain).checkout(key))).toBe("not-encrypted");
     expect(pool.stats()).toMatchObject({ open: 0, inUse: 0 });
 
-    const a = pool.checkout(enc, key);
+    const a = pool.at(enc).checkout(key);
     expect((await a.execute(a.prepare("SELECT v FROM t"), [], { wantRows: true })).rows).toEqual([[MARKER]]);
-    pool.checkin(a);
+    pool.at(a.path).checkin(a);
     // The same key gets the idle connection back.
-    const b = pool.checkout(enc, key);
+    const b = pool.at(enc).checkout(key);
     expect(b).toBe(a);
-    pool.checkin(b);
+    pool.at(b.path).checkin(b);
     // An equal key object (verified again after the cache dropped it) carries the same check.
-    const c = pool.checkout(enc, { ...key });
+    const c = pool.at(enc).checkout({ ...key });
     expect(c).toBe(a);
-    pool.checkin(c);
+    pool.at(c.path).checkin(c);
     // Another key (or none) never gets it: the idle keyed connection closes instead.
-    expect(problem(() => pool.checkout(enc, other))).toBe("invalid");
+    expect(problem(() => pool.at(enc).checkout(other))).toBe("invalid");
     expect(a.isClosed).toBe(true);
     expect(pool.stats()).toMatchObject({ open: 0 });
 
     // A plain database's idle connection isn't handed to a request carrying a key either.
-    const p = pool.checkout(plain);
-    pool.checkin(p);
-    expect(problem(() => pool.checkout(plain, key))).toBe("not-encrypted");
+    const p = pool.at(plain).checkout();
+    pool.at(p.path).checkin(p);
+    expect(problem(() => pool.at(plain).checkout(key))).toBe("not-encrypted");
     expect(p.isClosed).toBe(true);
     await pool.closeAll();
     expect(filesHoldingText(enc, MARKER)).toEqual([]);

@@ -1,0 +1,136 @@
+import type { EngineConnection } from "./connection.js";
+import type { DatabaseKey } from "./encryption/keys.js";
+import { HostedDatabase, type HostingNode } from "./hosted-database.js";
+import type { InstanceFiles } from "./instance-files.js";
+import { ConnectionPool, type PoolOptions, type PoolStats } from "./pool.js";
+
+/** A new committed position of a database, as replication wants to hear about it. */
+export interface CommitEvent {
+  path: string;
+  generation: number;
+  frame: number;
+  index: number;
+  at: number;
+}
+
+/** Frames in the current generation beyond which the next commit ends it with a checkpoint. */
+const ROLLOVER_FRAMES = 4000;
+
+/**
+ * The databases this node runs, one HostedDatabase per file, created on first use; the budget of
+ * connections they share; and the rules about checkpoints: a generation ends when its WAL grows
+ * past a size, and before a database's last connection closes (SQLite would otherwise checkpoint
+ * on that close, behind the frame log's back).
+ */
+export class HostedDatabases {
+  private readonly byPath = new Map<string, HostedDatabase>();
+  private readonly listeners: Array<(e: CommitEvent) => void> = [];
+  private readonly pool: ConnectionPool;
+  private readonly node: HostingNode;
+
+  constructor(
+    opts: Omit<PoolOptions, "beforeLastClose">,
+    private readonly files: Pick<InstanceFiles, "path" | "remove">,
+  ) {
+    this.pool = new ConnectionPool({
+      ...opts,
+      beforeLastClose: (db, conn) => this.beforeLastClose(db, conn),
+    });
+    const pool = this.pool;
+    this.node = {
+      checkout: (db: HostedDatabase, key: DatabaseKey | undefined) => pool.checkout(db, key),
+      checkin: (db: HostedDatabase, conn: EngineConnection, attached: readonly string[]) =>
+        pool.checkin(db, conn, attached),
+      hold: (db: HostedDatabase) => pool.hold(db),
+      retire: (db: HostedDatabase) => pool.retire(db),
+      afterWrite: (db: HostedDatabase, conn: EngineConnection) => this.afterWrite(db, conn),
+    };
+  }
+
+  /** The database at `path`, created (nothing opened yet) if this node hasn't run it since it started. */
+  at(path: string): HostedDatabase {
+    let db = this.byPath.get(path);
+    if (!db) {
+      db = new HostedDatabase(path, this.node);
+      this.byPath.set(path, db);
+    }
+    return db;
+  }
+
+  /** The database instance of `dbId` in `location`. */
+  of(location: string, dbId: string): HostedDatabase {
+    return this.at(this.files.path(location, dbId));
+  }
+
+  /** The database at `path` if this node has run it since it started. */
+  find(path: string): HostedDatabase | undefined {
+    return this.byPath.get(path);
+  }
+
+  /**
+   * Removes the instance of `dbId` in `location` with its files: its connections are retired (busy
+   * ones close when returned, whoever still holds the object), its frame log's descriptors
+   * closed, then every file of it deleted. A request arriving later finds no file.
+   */
+  remove(location: string, dbId: string): void {
+    const path = this.files.path(location, dbId);
+    const db = this.byPath.get(path);
+    if (db) {
+      this.byPath.delete(path);
+      db.removed = true;
+      db.retire();
+      db.dropFrameLog();
+    }
+    this.files.remove(location, dbId);
+  }
+
+  /** Calls `listener` after every commit that added frames. */
+  onCommit(listener: (e: CommitEvent) => void): void {
+    this.listeners.push(listener);
+  }
+
+  /**
+   * Deletes archived generations that ended before `before` (keeping each database's newest
+   * archive). A replica still inside a deleted generation gets 410 and must start over.
+   */
+  prune(before: number): number {
+    let dropped = 0;
+    for (const db of this.byPath.values()) if (db.hasFrameLog) dropped += db.frameLog.prune(before, 1).length;
+    return dropped;
+  }
+
+  /** The most connections open at once. */
+  get connectionLimit(): number {
+    return this.pool.limit;
+  }
+
+  stats(): PoolStats {
+    return this.pool.stats();
+  }
+
+  /** Closes every idle connection and waits until they are really closed (shutdown). */
+  closeAll(): Promise<void> {
+    return this.pool.closeAll();
+  }
+
+  /** Ends `db`'s current generation now; a busy checkpoint (a reader on an old snapshot) waits for later. */
+  rollover(db: HostedDatabase, conn: EngineConnection): boolean {
+    return db.frameLog.rollover(() => conn.checkpoint());
+  }
+
+  private afterWrite(db: HostedDatabase, conn: EngineConnection): void {
+    const log = db.frameLog;
+    if (log.afterCommit() > 0) {
+      const event = { path: db.path, ...log.position(), at: Date.now() };
+      for (const l of this.listeners) l(event);
+    }
+    if (log.pending > ROLLOVER_FRAMES && !db.exporting) this.rollover(db, conn);
+  }
+
+  private beforeLastClose(db: HostedDatabase, conn: EngineConnection): void {
+    // Its files are about to go: ending the generation would only write what is deleted next.
+    if (db.removed) return;
+    if (db.frameLog.pending > 0) this.rollover(db, conn);
+    db.closeFrameLog();
+  }
+}
