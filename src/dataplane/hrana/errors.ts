@@ -10,17 +10,18 @@ import {
   StatementTimeoutError,
 } from "../../engine/sqlite-errors.js";
 import { LockTimeoutError } from "../../engine/write-lock.js";
+import type { HranaCode } from "./error-codes.js";
 
 /** A failed stream request: reported in its result slot, the stream goes on. */
 export class HranaError extends Error {
   constructor(
-    readonly code: string,
+    readonly code: HranaCode,
     message: string,
   ) {
     super(message);
   }
 
-  toJSON(): { message: string; code: string } {
+  toJSON(): { message: string; code: HranaCode } {
     return { message: this.message, code: this.code };
   }
 }
@@ -32,7 +33,7 @@ export class HranaError extends Error {
 export class ProtocolError extends Error {
   constructor(
     message: string,
-    readonly code = "PROTOCOL_ERROR",
+    readonly code: HranaCode = "PROTOCOL_ERROR",
   ) {
     super(message);
   }
