@@ -1,13 +1,8 @@
-import {
-  ConnectionsExhaustedError,
-  damagedMessage,
-  isDamaged,
-  primaryCode,
-} from "../engine/sqlite-errors.js";
+import { damagedMessage, isDamaged, primaryCode } from "../engine/sqlite-errors.js";
 import { AppError } from "../errors.js";
 import { STATUS_OF_KIND } from "../lib/error-status.js";
 import { type HranaCode, isShoalCode, passedOn, type ShoalCode } from "./hrana/error-codes.js";
-import { HranaError, ProtocolError } from "./hrana/errors.js";
+import { ProtocolError, requestFailure } from "./hrana/errors.js";
 import { BodyTimeoutError, BodyTooLargeError } from "./http-io.js";
 
 /** A data-plane URL that names no route, or names one wrongly. */
@@ -57,10 +52,10 @@ export function httpErrorOf(e: unknown, requestId: string): HttpErrorAnswer {
     return answer(STATUS_OF_KIND[e.kind], e.code === undefined ? "ERROR" : passedOn(e.code), e.message);
   if (e instanceof ProtocolError) return answer(400, e.code, e.message);
   if (e instanceof NoRouteError) return answer(404, e.code, e.message);
-  if (e instanceof ConnectionsExhaustedError) return answer(503, e.code, e.message);
-  if (e instanceof HranaError) {
-    const status = isShoalCode(e.code) ? STATUS_OF_CODE[e.code] : undefined;
-    return answer(status ?? 400, e.code, e.message);
+  const failure = requestFailure(e);
+  if (failure) {
+    const status = isShoalCode(failure.code) ? STATUS_OF_CODE[failure.code] : undefined;
+    return answer(status ?? 400, failure.code, failure.message);
   }
   // The database's own file is damaged: the request is fine, the database can't serve it.
   if (isDamaged(e)) return answer(409, primaryCode(e), damagedMessage(e));

@@ -1,7 +1,7 @@
 import { damagedMessage, isDamaged, primaryCode } from "../engine/sqlite-errors.js";
 import { AppError } from "../errors.js";
 import { type HranaCode, passedOn } from "./hrana/error-codes.js";
-import { HranaError, ProtocolError } from "./hrana/errors.js";
+import { ProtocolError, requestFailure } from "./hrana/errors.js";
 
 /** WebSocket close codes: 1002 protocol error, 1008 policy (authentication). */
 export const CLOSE_PROTOCOL = 1002;
@@ -51,7 +51,8 @@ export function wsErrorOf(
 }
 
 function requestError(e: unknown): WsErrorBody | undefined {
-  if (e instanceof HranaError) return e.toJSON();
+  const failure = requestFailure(e);
+  if (failure) return failure.toJSON();
   if (e instanceof AppError) return { message: e.message, code: codeOf(e, "ERROR") };
   if (isDamaged(e)) return { message: damagedMessage(e), code: primaryCode(e) };
   return undefined;
