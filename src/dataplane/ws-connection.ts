@@ -217,10 +217,20 @@ export class HranaWsConnection {
     cursor.ready = this.enqueue(entry, async () => {
       if (batch.type !== "batch" || !entry.stream) return;
       const started = performance.now();
-      // Checked again for every request, as for the others: a rotation, a revocation or a
-      // changed allowlist applies to a socket that stays open.
-      entry.stream.access = await this.openAccess();
-      cursor.entries = batchCursorEntries(await entry.stream.batch(batch.batch, cursor.budget));
+      try {
+        // Checked again for every request, as for the others: a rotation, a revocation or a
+        // changed allowlist applies to a socket that stays open.
+        entry.stream.access = await this.openAccess();
+        cursor.entries = batchCursorEntries(await entry.stream.batch(batch.batch, cursor.budget));
+      } catch (e) {
+        if (!wsErrorOf(e, this.requestId).error) throw e;
+        // The cursor's own failure, answered as any request's; it stays, empty, until closed
+        // (the client may have asked for its entries already).
+        cursor.budget.settle();
+        this.failRequest(id, e);
+        observeWsRequest(this.deps, batch, started, "error");
+        return;
+      }
       this.respond(id, { type: "open_cursor" });
       observeWsRequest(this.deps, batch, started, "ok");
     });

@@ -2,7 +2,7 @@ import { readFileSync } from "node:fs";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { DATA_PLANE_CODES, isShoalCode } from "../../src/dataplane/hrana/error-codes.js";
-import { pipeline, setupDatabase, sql, type TestDatabase } from "../helpers/dataplane.js";
+import { mintToken, pipeline, setupDatabase, sql, type TestDatabase } from "../helpers/dataplane.js";
 import { openHranaSocket } from "../helpers/hrana-ws.js";
 import { startTestShoal, type TestShoal } from "../helpers/shoal.js";
 
@@ -70,6 +70,26 @@ describe("errors on the wire, over real sockets", () => {
     expect(failed).toMatchObject({ type: "response_error", error: { code: "SQL_INPUT_ERROR" } });
     const ok = await c.request({ type: "execute", stream_id: 1, stmt: { sql: "SELECT 1" } });
     expect(ok.type).toBe("response_ok");
+    c.ws.close();
+  });
+
+  it("answers an open_cursor that fails on its own in response_error, and the socket goes on", async () => {
+    const token = await mintToken(db.user, db.org, db.name);
+    const c = await openHranaSocket(db.urls.wsPath, ["hrana3"]);
+    c.hello(token);
+    expect((await c.request({ type: "open_stream", stream_id: 1 })).type).toBe("response_ok");
+    const revoke = `/v1/organizations/${db.org}/databases/${db.name}/auth/tokens/revoke`;
+    expect((await db.user.api.post(revoke, { token })).status).toBe(200);
+    const batch = { steps: [{ stmt: { sql: "SELECT 1", want_rows: true } }] };
+    const opened = await Promise.race([
+      c.request({ type: "open_cursor", stream_id: 1, cursor_id: 1, batch }),
+      c.closed.then((code) => ({ type: "closed", code })),
+    ]);
+    expect(opened).toMatchObject({ type: "response_error", error: { code: "AUTH_JWT_REVOKED" } });
+    // Entries asked for anyway: none, and done.
+    const fetched = await c.request({ type: "fetch_cursor", cursor_id: 1, max_count: 10 });
+    expect(fetched).toMatchObject({ type: "response_ok", response: { entries: [], done: true } });
+    expect((await c.request({ type: "close_cursor", cursor_id: 1 })).type).toBe("response_ok");
     c.ws.close();
   });
 
