@@ -1,6 +1,7 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { setImmediate as yieldToLoop } from "node:timers/promises";
 import { corsHeaders } from "./cors.js";
+import type { HranaCode } from "./hrana/error-codes.js";
 import { ProtocolError } from "./hrana/errors.js";
 import { writePieces } from "./hrana/json-pieces.js";
 import type { ResponseBudget } from "./hrana/response-budget.js";
@@ -25,11 +26,17 @@ export function send(res: ServerResponse, status: number, body: string, contentT
 }
 
 /**
- * Errors at the HTTP level. `@libsql/client` surfaces the code only when the content type is
- * exactly `application/json` and the body has `message`; `error` is there too, as sqld sends it.
+ * The body of every data-plane error answered over HTTP. `@libsql/client` surfaces the code only
+ * when the content type is exactly `application/json` and the body has `message`; `error` is there
+ * too, as sqld and Turso send it. `extra`: fields a protocol adds (a sync answer's `generation`).
  */
-export function sendError(res: ServerResponse, status: number, code: string, message: string): void {
-  send(res, status, JSON.stringify({ error: message, message, code }), "application/json");
+export function errorBody(code: HranaCode, message: string, extra?: Record<string, unknown>): string {
+  return JSON.stringify({ error: message, message, code, ...extra });
+}
+
+/** Sends an error at the HTTP level; what a thrown error becomes is decided in `httpErrorOf`. */
+export function sendError(res: ServerResponse, status: number, code: HranaCode, message: string): void {
+  send(res, status, errorBody(code, message), "application/json");
 }
 
 /**

@@ -1,9 +1,7 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { unlockAccess } from "../domain/data-access/encryption.js";
 import { type DataAccess, openDataAccess, openDataAccessCached } from "../domain/data-access/open.js";
-import { damagedMessage, isDamaged, primaryCode } from "../engine/sqlite-errors.js";
 import { AppError, ForbiddenError, UnauthenticatedError } from "../errors.js";
-import { STATUS_OF_KIND } from "../lib/error-status.js";
 import { loggablePath } from "../lib/loggable-path.js";
 import { REQUEST_ID_HEADER, requestIdOf } from "../lib/request-id.js";
 import type { ClientAddress } from "./client-address.js";
@@ -20,16 +18,8 @@ import type { StreamRequest } from "./hrana/requests.js";
 import type { ResponseBudget, ResponseBytes } from "./hrana/response-budget.js";
 import { HTTP_SQL_LIMITS, SqlStore } from "./hrana/sql-store.js";
 import type { BatchOutcome, SqlStream, StreamServices } from "./hrana/stream.js";
-import { StreamLimitError } from "./hrana/stream-limits.js";
-import {
-  BodyTimeoutError,
-  BodyTooLargeError,
-  readBody,
-  readJson,
-  send,
-  sendError,
-  sendJson,
-} from "./http-io.js";
+import { httpErrorOf, NoRouteError } from "./http-errors.js";
+import { readBody, readJson, send, sendError, sendJson } from "./http-io.js";
 import { cipherHeader, keyHeader } from "./key-header.js";
 import type { DataPlaneParts } from "./parts.js";
 import { type PullServices, pullUpdates } from "./pull/pull-updates.js";
@@ -80,22 +70,15 @@ export class HranaHttp {
         res.destroy();
         return;
       }
-      if (e instanceof BodyTooLargeError || e instanceof BodyTimeoutError) {
-        // The connection can't be trusted to be at a request boundary any more.
-        res.setHeader("connection", "close");
-        if (e instanceof BodyTooLargeError) sendError(res, 413, "REQUEST_TOO_LARGE", e.message);
-        else sendError(res, 408, "REQUEST_TIMEOUT", e.message);
-      } else if (e instanceof StreamLimitError) sendError(res, 429, e.code, e.message);
-      else if (e instanceof AppError) sendError(res, STATUS_OF_KIND[e.kind], e.code ?? "ERROR", e.message);
-      else if (e instanceof ProtocolError) sendError(res, 400, e.code, e.message);
-      // The database's own file is damaged: the request is fine, the database can't serve it.
-      else if (isDamaged(e)) sendError(res, 409, primaryCode(e), damagedMessage(e));
-      else {
-        const log = this.deps.log.child({ requestId });
+      const answer = httpErrorOf(e, requestId);
+      if (answer.internal) {
         const path = loggablePath((req.url ?? "/").split("?")[0]!);
-        log.error({ err: e, method: req.method, path }, "data plane request failed");
-        sendError(res, 500, "INTERNAL_ERROR", `internal error (request ${requestId})`);
+        this.deps.log
+          .child({ requestId })
+          .error({ err: e, method: req.method, path }, "data plane request failed");
       }
+      if (answer.closeConnection) res.setHeader("connection", "close");
+      sendError(res, answer.status, answer.code, answer.message);
     }
   }
 
@@ -155,9 +138,9 @@ export class HranaHttp {
       /^\/(pipeline|cursor)$/.test(path)
     ) {
       const message = `the database URL must end with a slash: use .../db/${route.locator.orgSlug}/<database>/`;
-      return sendError(res, 404, "URL_MISSING_TRAILING_SLASH", message);
+      throw new NoRouteError("URL_MISSING_TRAILING_SLASH", message);
     }
-    sendError(res, 404, "NOT_FOUND", `no such data-plane route: ${method} ${path}`);
+    throw new NoRouteError("NOT_FOUND", `no such data-plane route: ${method} ${path}`);
   }
 
   /**

@@ -1,6 +1,8 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { ReplicaPort } from "../domain/core/ports.js";
 import type { DataAccessPorts } from "../domain/data-access/ports.js";
+import type { ShoalCode } from "./hrana/error-codes.js";
+import { errorBody } from "./http-io.js";
 
 /** What the data plane needs of the other nodes (`hosting/node-peers.ts`). */
 export interface DataPlanePeers {
@@ -12,13 +14,13 @@ export interface DataPlanePeers {
   urlOf(location: string): Promise<string | undefined>;
 }
 
-function answer(res: ServerResponse, status: number, body?: unknown): void {
-  if (body === undefined) {
+function answer(res: ServerResponse, status: number, refusal?: { code: ShoalCode; error: string }): void {
+  if (refusal === undefined) {
     res.writeHead(status);
     res.end();
     return;
   }
-  const bytes = Buffer.from(JSON.stringify(body));
+  const bytes = Buffer.from(errorBody(refusal.code, refusal.error));
   res.writeHead(status, { "content-type": "application/json", "content-length": bytes.length });
   res.end(bytes);
 }

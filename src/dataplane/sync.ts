@@ -7,6 +7,7 @@ import { pageCipherFor } from "../engine/encryption/page-cipher.js";
 import type { HostedDatabases } from "../engine/hosted-databases.js";
 import { FRAME_BYTES } from "../engine/wal.js";
 import { ProtocolError } from "./hrana/errors.js";
+import { errorBody, send } from "./http-io.js";
 
 /** Frames served per request at most (the libSQL client asks for 128 at a time). */
 const MAX_FRAMES = 1024;
@@ -116,12 +117,8 @@ export function syncFrames(
     });
     return;
   }
-  json(res, 410, {
-    error: `generation ${g} is no longer available; delete the local replica and sync it again`,
-    message: `generation ${g} is no longer available; delete the local replica and sync it again`,
-    code: "GENERATION_GONE",
-    generation: read.latest,
-  });
+  const message = `generation ${g} is no longer available; delete the local replica and sync it again`;
+  send(res, 410, errorBody("GENERATION_GONE", message, { generation: read.latest }), "application/json");
 }
 
 export { FRAME_BYTES };

@@ -2,18 +2,20 @@ import type { WebSocket } from "ws";
 import { unlockAccess } from "../domain/data-access/encryption.js";
 import { type DataAccess, openDataAccess } from "../domain/data-access/open.js";
 import type { DatabaseLocator } from "../domain/data-access/ports.js";
-import { AppError, ForbiddenError } from "../errors.js";
+import { ForbiddenError } from "../errors.js";
 import { batchCursorEntries, type Cursor, takeEntries } from "./hrana/cursor.js";
 import { dispatch } from "./hrana/dispatch.js";
-import { HranaError, ProtocolError } from "./hrana/errors.js";
+import { ProtocolError } from "./hrana/errors.js";
 import type { LocationServices } from "./hrana/location-stream.js";
 import { openStream } from "./hrana/open-stream.js";
 import { parseBatch, parseStreamRequest } from "./hrana/requests.js";
 import type { ResponseBudget, ResponseBytes } from "./hrana/response-budget.js";
 import { inlineStoredSql, SqlStore, WS_SQL_LIMITS } from "./hrana/sql-store.js";
 import type { SqlStream, StreamServices } from "./hrana/stream.js";
+import { StreamLimitError } from "./hrana/stream-limits.js";
 import type { DataPlaneParts } from "./parts.js";
 import { observeWsRequest } from "./request-log.js";
+import { wsErrorOf } from "./ws-errors.js";
 import { WsSender } from "./ws-sender.js";
 
 export interface WebSocketLimits {
@@ -21,10 +23,6 @@ export interface WebSocketLimits {
   maxStreams: number;
   responses: ResponseBytes;
 }
-
-/** WebSocket close codes: 1002 protocol error, 1008 policy (authentication). */
-const CLOSE_PROTOCOL = 1002;
-const CLOSE_POLICY = 1008;
 
 /** One client's WebSocket: its hello, streams, stored SQL and cursors, in Hrana's order. */
 interface StreamEntry {
@@ -111,11 +109,10 @@ export class HranaWsConnection {
       this.send({ type: "hello_ok" });
       return access;
     } catch (e) {
-      if (!(e instanceof AppError)) this.deps.log.error({ err: e }, "websocket authentication failed");
-      const error =
-        e instanceof AppError ? { message: e.message, code: e.code ?? "AUTH_FAILED" } : this.internal();
-      this.send({ type: "hello_error", error });
-      this.ws.close(CLOSE_POLICY, "authentication failed");
+      const answer = wsErrorOf(e, this.requestId, "hello");
+      if (answer.internal) this.deps.log.error({ err: e }, "websocket authentication failed");
+      this.send({ type: "hello_error", error: answer.error });
+      this.ws.close(answer.close.code, answer.close.reason);
       return undefined;
     }
   }
@@ -156,10 +153,7 @@ export class HranaWsConnection {
       const message =
         `this connection already has ${this.limits.maxStreams} streams open, the most the server ` +
         "allows (SHOAL_MAX_STREAMS_PER_WEBSOCKET): close streams you no longer use";
-      void this.authenticated.then((a) => {
-        if (a)
-          this.send({ type: "response_error", request_id: id, error: { message, code: "STREAMS_TOO_MANY" } });
-      });
+      void this.authenticated.then((a) => a && this.failRequest(id, new StreamLimitError(message)));
       return;
     }
     const entry: StreamEntry = { chain: Promise.resolve() };
@@ -168,14 +162,10 @@ export class HranaWsConnection {
       try {
         entry.stream = openStream(access, this.sqls, this.services, this.location);
       } catch (e) {
-        if (!(e instanceof AppError) && !(e instanceof HranaError)) throw e;
+        if (!wsErrorOf(e, this.requestId).error) throw e;
         // Never opened: the id is free again, and it doesn't count against the limit.
         this.streams.delete(streamId);
-        this.send({
-          type: "response_error",
-          request_id: id,
-          error: { message: e.message, code: e.code ?? "ERROR" },
-        });
+        this.failRequest(id, e);
         return;
       }
       this.respond(id, { type: "open_stream" });
@@ -194,17 +184,18 @@ export class HranaWsConnection {
   private storeOrCloseSqlRequest(id: number, r: Record<string, unknown>): void {
     // Connection-wide, and applied at once so later requests on any stream see it in order.
     const req = parseStreamRequest(r);
-    let error: HranaError | undefined;
+    let error: unknown;
     try {
       if (req.type === "store_sql") this.sqls.store(req.sqlId, req.sql);
       else if (req.type === "close_sql") this.sqls.close(req.sqlId);
     } catch (e) {
-      if (!(e instanceof HranaError)) throw e;
+      // A protocol error (an id stored twice) ends the connection now, in order.
+      if (!wsErrorOf(e, this.requestId).error) throw e;
       error = e;
     }
     void this.authenticated.then((a) => {
       if (!a) return;
-      if (error) this.send({ type: "response_error", request_id: id, error: error.toJSON() });
+      if (error) this.failRequest(id, error);
       else this.respond(id, { type: req.type });
     });
   }
@@ -226,10 +217,20 @@ export class HranaWsConnection {
     cursor.ready = this.enqueue(entry, async () => {
       if (batch.type !== "batch" || !entry.stream) return;
       const started = performance.now();
-      // Checked again for every request, as for the others: a rotation, a revocation or a
-      // changed allowlist applies to a socket that stays open.
-      entry.stream.access = await this.openAccess();
-      cursor.entries = batchCursorEntries(await entry.stream.batch(batch.batch, cursor.budget));
+      try {
+        // Checked again for every request, as for the others: a rotation, a revocation or a
+        // changed allowlist applies to a socket that stays open.
+        entry.stream.access = await this.openAccess();
+        cursor.entries = batchCursorEntries(await entry.stream.batch(batch.batch, cursor.budget));
+      } catch (e) {
+        if (!wsErrorOf(e, this.requestId).error) throw e;
+        // The cursor's own failure, answered as any request's; it stays, empty, until closed
+        // (the client may have asked for its entries already).
+        cursor.budget.settle();
+        this.failRequest(id, e);
+        observeWsRequest(this.deps, batch, started, "error");
+        return;
+      }
       this.respond(id, { type: "open_cursor" });
       observeWsRequest(this.deps, batch, started, "ok");
     });
@@ -271,14 +272,7 @@ export class HranaWsConnection {
         outcome = "ok";
       } catch (e) {
         budget.settle();
-        if (e instanceof HranaError) this.send({ type: "response_error", request_id: id, error: e.toJSON() });
-        else if (e instanceof AppError) {
-          this.send({
-            type: "response_error",
-            request_id: id,
-            error: { message: e.message, code: e.code ?? "ERROR" },
-          });
-        } else this.fail(e);
+        this.failRequest(id, e);
       } finally {
         observeWsRequest(this.deps, req, started, outcome);
       }
@@ -321,17 +315,18 @@ export class HranaWsConnection {
     void this.sender.send(msg, false);
   }
 
-  private fail(e: unknown): void {
-    // AppErrors (a revoked token, say) are written for the client too.
-    const clientFault = e instanceof ProtocolError || e instanceof SyntaxError || e instanceof AppError;
-    if (!clientFault) this.deps.log.error({ err: e }, "websocket connection failed");
-    this.closeStreams();
-    // The client hears what it did wrong, or only the request id of a failure of the server's.
-    const reason = clientFault ? e.message : this.internal().message;
-    this.ws.close(CLOSE_PROTOCOL, reason.slice(0, 120));
+  /** Answers request `id` with its failure, or ends the connection when the failure isn't the request's own. */
+  private failRequest(id: number, e: unknown): void {
+    const answer = wsErrorOf(e, this.requestId);
+    if (answer.error) this.send({ type: "response_error", request_id: id, error: answer.error });
+    else this.fail(e);
   }
 
-  private internal() {
-    return { message: `internal error (request ${this.requestId})`, code: "INTERNAL_ERROR" };
+  /** Ends the connection: what closes it is decided in `wsErrorOf`. */
+  private fail(e: unknown): void {
+    const answer = wsErrorOf(e, this.requestId);
+    if (answer.internal) this.deps.log.error({ err: e }, "websocket connection failed");
+    this.closeStreams();
+    this.ws.close(answer.close.code, answer.close.reason);
   }
 }

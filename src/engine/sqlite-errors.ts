@@ -1,5 +1,5 @@
 /** Names of SQLite's primary result codes, by number (the low byte of an extended code). */
-const PRIMARY: Record<number, string> = {
+const PRIMARY: Record<number, `SQLITE_${string}`> = {
   1: "SQLITE_ERROR",
   2: "SQLITE_INTERNAL",
   3: "SQLITE_PERM",
@@ -46,7 +46,7 @@ export function isSqliteFailure(e: unknown): e is SqliteFailure {
  * The primary code of a SQLite error (`SQLITE_CONSTRAINT` for `SQLITE_CONSTRAINT_UNIQUE`): clients
  * test against primary codes, as sqld reports them.
  */
-export function primaryCode(e: SqliteFailure): string {
+export function primaryCode(e: SqliteFailure): `SQLITE_${string}` {
   if (e.rawCode !== undefined) return PRIMARY[e.rawCode & 0xff] ?? "SQLITE_UNKNOWN";
   const known = Object.values(PRIMARY)
     .filter((name) => e.code === name || e.code.startsWith(`${name}_`))

@@ -1,9 +1,11 @@
 import type { NodeAddress } from "../../domain/cluster/holders.js";
+import type { ShoalCode } from "../hrana/error-codes.js";
+import { errorBody } from "../http-io.js";
 
 /** A refusal of the forwarding itself, in the data plane's error shape. */
 export interface Refusal {
   status: number;
-  code: string;
+  code: ShoalCode;
   message: string;
 }
 
@@ -41,7 +43,7 @@ export const forwardRefusals = {
   }),
 };
 
-/** The wire body: `message` and `code` for `@libsql/client`, `error` as sqld and Turso send it. */
+/** The wire body, the data plane's error shape (see `errorBody`). */
 export function refusalBody(r: Refusal): string {
-  return JSON.stringify({ error: r.message, message: r.message, code: r.code });
+  return errorBody(r.code, r.message);
 }

@@ -2,6 +2,8 @@ import http, { type IncomingMessage, type OutgoingHttpHeaders, type ServerRespon
 import https from "node:https";
 import type { TokenClaims } from "../../domain/data-access/token-verifier.js";
 import type { Logger } from "../../lib/logger.js";
+import type { ShoalCode } from "../hrana/error-codes.js";
+import { errorBody } from "../http-io.js";
 import { agents, connectWithin } from "./http-proxy.js";
 import { PrimaryHealth } from "./primary-health.js";
 
@@ -21,8 +23,8 @@ interface Target {
 
 const key = (dbId: string, location: string) => `${dbId}/${location}`;
 
-function answer(res: ServerResponse, status: number, error: string, code: string): void {
-  const body = Buffer.from(JSON.stringify({ error, code }));
+function answer(res: ServerResponse, status: number, error: string, code: ShoalCode): void {
+  const body = Buffer.from(errorBody(code, error));
   res.writeHead(status, { "content-type": "application/json", "content-length": body.length });
   res.end(body);
 }

@@ -2,6 +2,7 @@ import type { DataAccess } from "../../domain/data-access/open.js";
 import type { ExecResult, SqlValue } from "../../engine/connection.js";
 import { FORWARDED_BY } from "../forward/proof.js";
 import type { DataPlanePeers } from "../replica-notify.js";
+import { passedOn } from "./error-codes.js";
 import { HranaError, ProtocolError } from "./errors.js";
 import type { Batch, Stmt } from "./requests.js";
 import type { StmtResultJson } from "./results.js";
@@ -66,7 +67,7 @@ export class RemotePrimaryStream implements SqlStream {
     };
     return {
       results: result.step_results.map((x) => (x ? execResultOf(x) : null)),
-      errors: result.step_errors.map((e) => (e ? new HranaError(e.code, e.message) : null)),
+      errors: result.step_errors.map((e) => (e ? new HranaError(passedOn(e.code), e.message) : null)),
     };
   }
 
@@ -132,7 +133,7 @@ export class RemotePrimaryStream implements SqlStream {
     if (!res.ok || !Array.isArray(body.results)) {
       this.closed = true;
       throw new HranaError(
-        body.code ?? "PRIMARY_FAILED",
+        typeof body.code === "string" ? passedOn(body.code) : "PRIMARY_FAILED",
         body.message ?? `the primary's node answered ${res.status}`,
       );
     }
@@ -144,7 +145,10 @@ export class RemotePrimaryStream implements SqlStream {
           ? { type: "ok", response: r.response ?? {} }
           : {
               type: "error",
-              error: new HranaError(r.error?.code ?? "UNKNOWN", r.error?.message ?? "failed"),
+              error: new HranaError(
+                typeof r.error?.code === "string" ? passedOn(r.error.code) : "UNKNOWN",
+                r.error?.message ?? "failed",
+              ),
             },
     );
     const last = results.pop();
