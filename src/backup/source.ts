@@ -46,6 +46,6 @@ export interface BackupPrimary {
 export interface BackupSource {
   /** The primaries this node holds now; called on every pass, so it should be cheap. */
   primaries(): Iterable<BackupPrimary>;
-  /** The frame log of a primary's file (the engine's `FrameLogs.get`). */
+  /** The frame log of a primary's file (its `HostedDatabase.frameLog`). */
   log(path: string): BackupLog;
 }
