@@ -39,13 +39,12 @@ export async function runFromCommandLine(argv: readonly string[] = process.argv.
   }
   // Every file and folder Shoal makes is its own alone: databases, their WAL and SHM, keys, logs.
   process.umask(0o077);
-  // Statements that may run long run on the driver's own thread pool (tokio), which reads its
-  // size once, when the process first opens a database: set it before anything does.
-  // The same pool also runs the location workers' replica syncs, each of which holds a thread
-  // while it waits for this process's own answer: leave one for each location besides the
-  // statements' share, so a burst of syncs (every replica pulls after a restart) can't take every
-  // thread and leave the statements they wait for with none.
-  process.env.TOKIO_WORKER_THREADS = String(config.workers + config.locations.length);
+  // The driver's thread pool (tokio) reads its size once, when the process first opens a database:
+  // set it before anything does. Statements run in the shards, each with its own pool; here the
+  // pool runs the location workers' replica syncs, each of which holds a thread while it waits
+  // for a shard's answer: one for each location, so a burst of syncs (every replica pulls after a
+  // restart) can't take every thread, plus two for the control-plane store.
+  process.env.TOKIO_WORKER_THREADS = String(config.locations.length + 2);
   const log = createLogger(config.logLevel);
   let shoal: Shoal;
   try {

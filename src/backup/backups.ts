@@ -13,9 +13,8 @@ import type { BackupSettings } from "./settings.js";
 import { Shipper } from "./shipper.js";
 import type { BackupSource } from "./source.js";
 
-/** Continuous backups of one node, as the composition root starts them. */
-export interface Backups {
-  readonly shipper: Shipper;
+/** What the bucket is read for: restores, seeds and restore points. */
+export interface BackupBucketReader {
   restore(dbId: string, dest: string, opts?: RestoreOptions): Promise<BucketRestoreOutcome>;
   restoreAll(
     pick: (id: string, manifest: Manifest | undefined) => string | undefined,
@@ -25,8 +24,30 @@ export interface Backups {
   list(): Promise<Array<{ id: string; manifest: Manifest | undefined }>>;
   /** What the bucket can restore a database to; undefined when it has no snapshot of it. */
   points(dbId: string): Promise<RestorePoints | undefined>;
+  close(): void;
+}
+
+/** Continuous backups of one process's primaries, as the composition root starts them. */
+export interface Backups extends Omit<BackupBucketReader, "close"> {
+  readonly shipper: Shipper;
   /** Ships what is left (one last pass, bounded by `flushMs`), stops, and closes the client. */
   close(flushMs?: number): Promise<void>;
+}
+
+/** The bucket for reading back what was shipped, with no shipping of this process's own. */
+export function openBackupBucket(settings: BackupSettings): BackupBucketReader {
+  return readerOf(new BackupBucket(settings));
+}
+
+function readerOf(bucket: BackupBucket): BackupBucketReader {
+  return {
+    restore: (dbId, dest, opts) => restoreDatabase(bucket, dbId, dest, opts),
+    restoreAll: (pick, opts) => restoreAll(bucket, pick, opts),
+    bootstrap: (dbId, dest, role) => bootstrapLocation(bucket, dbId, dest, role),
+    list: () => listBackedUpDatabases(bucket),
+    points: (dbId) => restorePoints(bucket, dbId),
+    close: () => bucket.close(),
+  };
 }
 
 /**
@@ -50,12 +71,8 @@ export function startBackups(
   });
   shipper.start();
   return {
+    ...readerOf(bucket),
     shipper,
-    restore: (dbId, dest, opts) => restoreDatabase(bucket, dbId, dest, opts),
-    restoreAll: (pick, opts) => restoreAll(bucket, pick, opts),
-    bootstrap: (dbId, dest, role) => bootstrapLocation(bucket, dbId, dest, role),
-    list: () => listBackedUpDatabases(bucket),
-    points: (dbId) => restorePoints(bucket, dbId),
     close: async (flushMs = 10_000) => {
       await shipper.stop();
       let timer: NodeJS.Timeout | undefined;

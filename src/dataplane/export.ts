@@ -4,6 +4,7 @@ import type { ServerResponse } from "node:http";
 import { Readable } from "node:stream";
 import { pipeline } from "node:stream/promises";
 import type { DataAccess } from "../domain/data-access/open.js";
+import { blockingWork } from "../engine/blocking-work.js";
 import { dumpDatabase } from "../engine/dump-export.js";
 import { decryptFile } from "../engine/encryption/file-cipher.js";
 import { type PageCipher, pageCipherFor } from "../engine/encryption/page-cipher.js";
@@ -76,7 +77,7 @@ export async function serveExport(
   const db = hosted.at(access.path);
   const conn = db.checkout(access.key);
   try {
-    exportInto(conn, temp);
+    blockingWork(() => exportInto(conn, temp));
   } finally {
     db.checkin(conn);
   }

@@ -1,10 +1,10 @@
 import type { ReplicaPort } from "../domain/core/ports.js";
 import type { DataAccessPorts } from "../domain/data-access/ports.js";
+import type { EngineConnection } from "../engine/connection.js";
 import type { KeyCache } from "../engine/encryption/key-cache.js";
 import type { HostedDatabases } from "../engine/hosted-databases.js";
-import type { SchemaPropagation } from "../hosting/schema-propagation.js";
 import type { UploadInstaller } from "../hosting/upload-installer.js";
-import type { UsageMeter } from "../hosting/usage-meter.js";
+import type { UsageRecorder } from "../hosting/usage-tally.js";
 import type { Logger } from "../lib/logger.js";
 import type { ShoalMetrics } from "../metrics/metrics.js";
 import type { HolderLookup } from "./forward/forwarder.js";
@@ -24,8 +24,18 @@ export interface DataPlaneParts extends DataAccessPorts {
   /** Keys of encrypted databases in use, in memory only (ADR 0016). */
   keys: KeyCache;
   replicas: ReplicaPort;
-  meter: UsageMeter;
-  schema: Pick<SchemaPropagation, "changed">;
+  meter: UsageRecorder;
+  /**
+   * Told right after a transaction that ran DDL committed on a schema database, on the connection
+   * that committed it: the change is journaled and its children brought forward.
+   */
+  schema: {
+    changed(
+      parent: { id: string; primary_location: string },
+      conn: EngineConnection,
+      statements: readonly string[],
+    ): void;
+  };
   uploads: Pick<UploadInstaller, "install">;
   log: Logger;
   version: string;

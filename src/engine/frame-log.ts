@@ -66,6 +66,11 @@ export type FrameRead =
   /** The generation's frames are no longer available. */
   | { kind: "gone"; latest: number };
 
+/** The folder of a primary's frame log: archives, commit times, its starting image, the schema journal. */
+export function frameLogFolder(dbPath: string): string {
+  return `${dbPath}.log`;
+}
+
 /**
  * The replication log of one primary database, for sync protocol v2.
  *
@@ -95,7 +100,7 @@ export class FrameLog {
   private commitsFd: number | undefined;
 
   constructor(readonly dbPath: string) {
-    this.dir = `${dbPath}.log`;
+    this.dir = frameLogFolder(dbPath);
     this.walPath = `${dbPath}-wal`;
     this.walIndex = new WalIndex(`${dbPath}-shm`);
     this.meta = this.loadMeta();

@@ -1,9 +1,10 @@
 import { randomBytes } from "node:crypto";
 import { rmSync } from "node:fs";
 import path from "node:path";
-import { type Backups, startBackups } from "../backup/backups.js";
+import { type BackupBucketReader, openBackupBucket } from "../backup/backups.js";
 import { BucketError } from "../backup/bucket.js";
 import type { BackupSettings } from "../backup/settings.js";
+import type { ShipperStatus } from "../backup/shipper.js";
 import type {
   BackupOperations,
   DatabaseBackupState,
@@ -13,26 +14,38 @@ import type {
 import { clusterErrors } from "../domain/cluster/errors.js";
 import type { Instances, Placement, ReplicaPort, StoreAccess } from "../domain/core/ports.js";
 import { flushClosing } from "../engine/handle-release.js";
-import type { HostedDatabases } from "../engine/hosted-databases.js";
 import type { InstanceFiles } from "../engine/instance-files.js";
 import { removeDatabaseFile } from "../engine/snapshot.js";
 import { AppError } from "../errors.js";
 import type { Logger } from "../lib/logger.js";
-import { HeldPrimaries } from "./backup-source.js";
-import { swapInRestored } from "./backup-swap.js";
-
-/** How often the list of primaries to ship is read from the store. */
-const LIST_REFRESH_MS = 1000;
+import type { DatabaseRuntimes } from "./database-runtimes.js";
 
 /** What continuous backups of this node reach. */
 export interface BackupServicePorts {
   store: StoreAccess;
   files: Pick<InstanceFiles, "path" | "exists">;
-  hosted: HostedDatabases;
+  /** The processes serving the primaries ship them, and swap restored files in. */
+  shipping: ShippingControl;
+  runtimes: Pick<DatabaseRuntimes, "swapRestored">;
   placement: Placement;
   instances: Pick<Instances, "buildReplicas">;
   replicas: Pick<ReplicaPort, "drop" | "ensure">;
   log: Logger;
+}
+
+/**
+ * Shipping of this node's primaries to the bucket, done where each primary is served (its frame
+ * log lives there): the node starts and stops it, reads its state, and holds one database's
+ * shipping while that database is restored.
+ */
+export interface ShippingControl {
+  start(): Promise<void>;
+  /** One last pass everywhere (bounded), then no more. */
+  stop(): Promise<void>;
+  status(): Promise<ShipperStatus>;
+  /** No more shipping of `dbId` (after the pass in progress) until `release`; its position is forgotten. */
+  hold(dbId: string): Promise<void>;
+  release(dbId: string): void;
 }
 
 /**
@@ -41,17 +54,13 @@ export interface BackupServicePorts {
  * shutdown after one last pass (`stop`).
  */
 export class BackupService implements BackupOperations {
-  private backups: Backups | undefined;
-  private readonly source: HeldPrimaries;
+  private bucket: BackupBucketReader | undefined;
   private readonly restoring = new Set<string>();
 
   constructor(
     private readonly settings: BackupSettings,
     private readonly ports: BackupServicePorts,
-    private readonly workDir: string,
-  ) {
-    this.source = new HeldPrimaries(ports, LIST_REFRESH_MS);
-  }
+  ) {}
 
   get bucketUrl(): string {
     return `s3://${this.settings.bucket}/${this.settings.prefix}`;
@@ -61,18 +70,9 @@ export class BackupService implements BackupOperations {
     return this.settings.intervalMs;
   }
 
-  /** How far the bucket trails this node (ms), for the `shoal_backup_delay_seconds` gauge. */
-  get delayMs(): number {
-    return this.backups?.shipper.status().delayMs ?? 0;
-  }
-
   async start(): Promise<void> {
-    await this.source.start();
-    this.backups = startBackups(this.settings, {
-      source: this.source,
-      workDir: this.workDir,
-      log: this.ports.log,
-    });
+    this.bucket = openBackupBucket(this.settings);
+    await this.ports.shipping.start();
     this.ports.log.info(
       { bucket: this.bucketUrl, intervalMs: this.settings.intervalMs },
       "backup shipping started",
@@ -81,18 +81,16 @@ export class BackupService implements BackupOperations {
 
   /** Ships what is left (bounded), then stops. */
   async stop(): Promise<void> {
-    const b = this.backups;
-    this.backups = undefined;
-    this.source.stop();
+    const b = this.bucket;
+    this.bucket = undefined;
     if (!b) return;
-    // The last pass must see databases created since the list was last read.
-    await this.source.refresh();
-    await b.close();
+    await this.ports.shipping.stop();
+    b.close();
   }
 
-  status(): { delayMs: number; databases: DatabaseBackupState[] } {
-    const s = this.backups?.shipper.status();
-    if (!s) return { delayMs: 0, databases: [] };
+  async status(): Promise<{ delayMs: number; databases: DatabaseBackupState[] }> {
+    if (!this.bucket) return { delayMs: 0, databases: [] };
+    const s = await this.ports.shipping.status();
     return {
       delayMs: s.delayMs,
       databases: s.databases.map((d) => ({
@@ -114,17 +112,18 @@ export class BackupService implements BackupOperations {
   async restore(dbId: string, location: string, at: number | undefined): Promise<RestoreOutcome> {
     if (this.restoring.has(dbId)) throw clusterErrors.restoreBusy(dbId);
     this.restoring.add(dbId);
-    // Shipping of the database stops first: the bucket must not move while the restore reads it.
-    this.source.pause(dbId);
     try {
       const b = this.running();
-      await b.shipper.idle();
-      b.shipper.forget(dbId);
-      const outcome = await this.restoreInto(b, dbId, location, at);
-      if (outcome.kind === "restored") await this.rebuildReplicas(dbId, location);
-      return outcome;
+      // Shipping of the database stops first: the bucket must not move while the restore reads it.
+      await this.ports.shipping.hold(dbId);
+      try {
+        const outcome = await this.restoreInto(b, dbId, location, at);
+        if (outcome.kind === "restored") await this.rebuildReplicas(dbId, location);
+        return outcome;
+      } finally {
+        this.ports.shipping.release(dbId);
+      }
     } finally {
-      this.source.resume(dbId);
       this.restoring.delete(dbId);
     }
   }
@@ -160,8 +159,8 @@ export class BackupService implements BackupOperations {
    */
   async seedReplica(dbId: string, dest: string): Promise<ReplicaSeedOutcome> {
     if (!this.settings.seedReplicas) return { kind: "none", reason: "SHOAL_BACKUP_SEED_REPLICAS is false" };
-    if (!this.backups) return { kind: "none", reason: "backup shipping has not started yet" };
-    const out = await this.backups.bootstrap(dbId, dest, "replica");
+    if (!this.bucket) return { kind: "none", reason: "backup shipping has not started yet" };
+    const out = await this.bucket.bootstrap(dbId, dest, "replica");
     if (out.kind !== "restored")
       return { kind: "none", reason: "the bucket has no copy of this database yet" };
     // The restore's integrity check opened the file; that connection must be gone before a replica opens it.
@@ -170,19 +169,22 @@ export class BackupService implements BackupOperations {
     return { kind: "seeded", generation, frame, ...(lastFrame ? { lastFrame } : {}) };
   }
 
-  private running(): Backups {
-    if (!this.backups) throw clusterErrors.backupsOff();
-    return this.backups;
+  private running(): BackupBucketReader {
+    if (!this.bucket) throw clusterErrors.backupsOff();
+    return this.bucket;
   }
 
-  private async restoreInto(b: Backups, dbId: string, location: string, at: number | undefined) {
+  private async restoreInto(b: BackupBucketReader, dbId: string, location: string, at: number | undefined) {
     const started = Date.now();
     const dbPath = this.ports.files.path(location, dbId);
     const tmp = path.join(path.dirname(dbPath), `.${dbId}.restore-${randomBytes(4).toString("hex")}`);
     try {
       const outcome = await b.restore(dbId, tmp, { at, continueLog: false }).catch(bucketFailure);
       if (outcome.kind !== "restored") return outcome;
-      const replaced = await swapInRestored(this.ports, dbPath, tmp, outcome.next, dbId);
+      // The restore's checks opened the file here; they must be closed before another process moves it.
+      await flushClosing();
+      for (const suffix of ["-wal", "-shm"]) rmSync(tmp + suffix, { force: true });
+      const replaced = await this.ports.runtimes.swapRestored(dbId, dbPath, tmp, outcome.next, dbId);
       const { generation, frame, commitAt, earliest } = outcome;
       this.ports.log.info({ dbId, generation, frame, replaced }, "database restored from the backup bucket");
       return {

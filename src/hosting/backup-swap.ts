@@ -29,6 +29,7 @@ export async function swapInRestored(
   bucketNext: LogStart,
   name: string,
 ): Promise<boolean> {
+  // The restore that built the file (maybe in another process) closed its connections already.
   await flushClosing();
   for (const suffix of ["-wal", "-shm"]) rmSync(restored + suffix, { force: true });
   const db = deps.hosted.at(dbPath);

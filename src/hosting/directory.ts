@@ -23,6 +23,7 @@ interface Entry {
 export class DatabaseDirectory implements DatabaseLookup, DataPlaneCache {
   private readonly entries = new Map<string, Entry>();
   private readonly paths = new Map<string, string>();
+  private readonly invalidated: Array<() => void> = [];
 
   constructor(
     private readonly store: StoreAccess,
@@ -70,6 +71,10 @@ export class DatabaseDirectory implements DatabaseLookup, DataPlaneCache {
     return p;
   }
 
+  async groupExists(groupId: string): Promise<boolean> {
+    return (await this.store.read((r) => r.groups.findById(groupId))) !== undefined;
+  }
+
   reload(locator: DatabaseLocator): Promise<DataPlaneDatabase | undefined> {
     this.entries.delete(keyOf(locator));
     return this.find(locator);
@@ -78,6 +83,12 @@ export class DatabaseDirectory implements DatabaseLookup, DataPlaneCache {
   /** Forgets everything; called after any local change to databases, groups or tokens. */
   invalidate(): void {
     this.entries.clear();
+    for (const fn of this.invalidated) fn();
+  }
+
+  /** Calls `fn` at every `invalidate` (the shards keep caches of their own). */
+  onInvalidate(fn: () => void): void {
+    this.invalidated.push(fn);
   }
 }
 

@@ -1,17 +1,17 @@
 import { existsSync } from "node:fs";
 import type { DataPlaneCache } from "../domain/core/ports.js";
-import type { HostedDatabases } from "../engine/hosted-databases.js";
 import type { InstanceFiles } from "../engine/instance-files.js";
 import { promoteReplicaFile, type ReplicaPosition, replicaPosition } from "../engine/promote-replica.js";
 import type { Logger } from "../lib/logger.js";
 import type { Store } from "../store/store.js";
+import type { DatabaseRuntimes } from "./database-runtimes.js";
 import type { PrimaryLeases } from "./primary-leases.js";
 
 /** What a failover reaches on this node. */
 export interface FailoverParts {
   store: Store;
   files: Pick<InstanceFiles, "path">;
-  hosted: Pick<HostedDatabases, "at" | "remove">;
+  runtimes: Pick<DatabaseRuntimes, "position" | "remove">;
   replicas: {
     release(dbId: string, location: string): Promise<void>;
     ensure(dbId: string, location: string): Promise<void>;
@@ -128,7 +128,7 @@ export class Failover {
           if (replicasToo) this.parts.replicas.rebuild(dbId, location);
           continue;
         }
-        const mine = this.parts.hosted.at(path).frameLog.position();
+        const mine = await this.parts.runtimes.position(location, dbId);
         const theirs = promotedFrom[dbId] ?? undefined;
         const same = theirs && theirs.generation === mine.generation && theirs.frame === mine.frame;
         log.warn(
@@ -144,7 +144,7 @@ export class Failover {
             ? "failover: this former primary's history ends where the new primary took over; rebuilding it as a replica"
             : "failover: discarding this former primary's frames after the point the new primary took over (writes it acknowledged that never replicated); rebuilding it as a replica",
         );
-        this.parts.hosted.remove(location, dbId);
+        await this.parts.runtimes.remove(location, dbId);
         await this.parts.replicas
           .ensure(dbId, location)
           .catch((e: unknown) =>

@@ -5,13 +5,13 @@ import type {
   ReplicaPort,
   StoreAccess,
 } from "../domain/core/ports.js";
-import type { HostedDatabases } from "../engine/hosted-databases.js";
 import type { Logger } from "../lib/logger.js";
+import type { DatabaseRuntimes } from "./database-runtimes.js";
 
 /** What making and removing instances reaches. */
 export interface InstanceLifecyclePorts {
   store: StoreAccess;
-  hosted: Pick<HostedDatabases, "remove">;
+  runtimes: Pick<DatabaseRuntimes, "remove">;
   replicas: Pick<ReplicaPort, "ensure" | "drop">;
   directory: DataPlaneCache;
   log: Logger;
@@ -42,7 +42,7 @@ export class InstanceLifecycle implements Instances {
             );
             continue;
           }
-          deps.hosted.remove(i.location, i.dbId);
+          await deps.runtimes.remove(i.location, i.dbId);
         } else {
           await deps.replicas.drop(i.dbId, i.location);
         }

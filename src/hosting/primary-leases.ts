@@ -8,6 +8,13 @@ interface Held {
   until: number;
 }
 
+/** A lease as another process of the node mirrors it (src/shards): `until` in wall-clock ms. */
+export interface LeaseView {
+  groupId: string;
+  validFrom: number;
+  until: number;
+}
+
 export interface LeaseParts {
   store: Store;
   log: Logger;
@@ -37,8 +44,39 @@ export class PrimaryLeases {
   private timer: NodeJS.Timeout | undefined;
   private running: Promise<void> = Promise.resolve();
   private asked: Promise<void> | undefined;
+  private readonly watchers: Array<(views: LeaseView[]) => void> = [];
+  private told: NodeJS.Immediate | undefined;
 
   constructor(private readonly parts: LeaseParts) {}
+
+  /** Calls `fn` with every lease held, after each change (a renewal round, a failover, a loss). */
+  onChange(fn: (views: LeaseView[]) => void): void {
+    this.watchers.push(fn);
+  }
+
+  /** The leases held now; `until` converted from this process's monotonic clock to the wall clock. */
+  views(): LeaseView[] {
+    const offset = Date.now() - performance.now();
+    return [...this.held].map(([groupId, l]) => ({
+      groupId,
+      validFrom: l.validFrom,
+      until: l.until + offset,
+    }));
+  }
+
+  /** The lease of one group as held now, if any. */
+  view(groupId: string): LeaseView | undefined {
+    return this.views().find((v) => v.groupId === groupId);
+  }
+
+  private changed(): void {
+    if (this.watchers.length === 0 || this.told) return;
+    this.told = setImmediate(() => {
+      this.told = undefined;
+      const views = this.views();
+      for (const fn of this.watchers) fn(views);
+    });
+  }
 
   /** Whether this node may write to the primaries of group `groupId` now. */
   mayWrite(groupId: string): boolean {
@@ -70,6 +108,7 @@ export class PrimaryLeases {
   /** Holds a lease just written by a failover on this node. */
   adopt(groupId: string, epoch: number, validFrom: number, sentAt: number): void {
     this.held.set(groupId, { epoch, validFrom, until: sentAt + this.parts.leaseMs });
+    this.changed();
   }
 
   /** Takes and renews leases now, then every third of a lease. */
@@ -118,7 +157,7 @@ export class PrimaryLeases {
         this.adopt(row.group_id, mine.epoch, Date.parse(mine.valid_from), sentAt);
         continue;
       }
-      this.held.delete(row.group_id);
+      if (this.held.delete(row.group_id)) this.changed();
       // No lease yet, or another's that ran out (the location changed hands): take the next epoch.
       if (row.epoch === null || Date.parse(row.expires_at!) < now) {
         await this.take(row.group_id, row.epoch, row.primary_location, now, sentAt);
@@ -127,6 +166,7 @@ export class PrimaryLeases {
     for (const groupId of [...this.held.keys()]) {
       if (seen.has(groupId)) continue;
       this.held.delete(groupId);
+      this.changed();
       this.parts.log.warn(
         { group: groupId },
         "this node no longer holds a group's primary; its files here become replicas",

@@ -1,6 +1,7 @@
 import type { StoreAccess } from "../domain/core/ports.js";
 import type { SchemaQueue } from "../domain/databases/ports.js";
 import type { EngineConnection } from "../engine/connection.js";
+import { frameLogFolder } from "../engine/frame-log.js";
 import type { HostedDatabases } from "../engine/hosted-databases.js";
 import type { InstanceFiles } from "../engine/instance-files.js";
 import { readSchema, schemaFingerprint } from "../engine/schema-copy.js";
@@ -8,12 +9,14 @@ import { type SchemaChange, SchemaJournal } from "../engine/schema-journal.js";
 import type { Logger } from "../lib/logger.js";
 import { type Clock, isoTime } from "../lib/time.js";
 import type { DatabaseWithPlacement } from "../store/databases.js";
+import type { DatabaseRuntimes } from "./database-runtimes.js";
 
 /** What schema propagation reaches. */
 export interface SchemaPropagationPorts {
   store: StoreAccess;
   files: InstanceFiles;
-  hosted: HostedDatabases;
+  /** Where each child's changes are applied: the process serving it. */
+  runtimes: Pick<DatabaseRuntimes, "applySchemaChange">;
   clock: Clock;
   log: Logger;
 }
@@ -36,11 +39,28 @@ class SerialQueues {
   }
 }
 
+/** The journal of a schema database's changes, beside its frame log. */
 export function schemaJournal(
-  ports: { hosted: Pick<HostedDatabases, "of"> },
+  ports: { files: Pick<InstanceFiles, "path"> },
   db: Pick<DatabaseWithPlacement, "id" | "primary_location">,
 ) {
-  return new SchemaJournal(ports.hosted.of(db.primary_location, db.id).frameLog.folder);
+  return new SchemaJournal(frameLogFolder(ports.files.path(db.primary_location, db.id)));
+}
+
+/**
+ * Journals a change right after a transaction that ran DDL committed on a schema database, on the
+ * connection that committed it (its writer still holds the write lock, so the schema read here is
+ * exactly the committed one), durably. The caller then has its children brought forward
+ * (`SchemaPropagation.propagate`).
+ */
+export function journalSchemaChange(
+  files: Pick<InstanceFiles, "path">,
+  parent: Pick<DatabaseWithPlacement, "id" | "primary_location">,
+  conn: EngineConnection,
+  statements: readonly string[],
+): void {
+  const fingerprint = schemaFingerprint(readSchema(conn));
+  schemaJournal({ files }, parent).append({ at: Date.now(), statements: [...statements], fingerprint });
 }
 
 /** What `applyToChild` answers when the follower's write lock stayed taken: retried, not reported. */
@@ -63,18 +83,6 @@ export class SchemaPropagation implements SchemaQueue {
 
   run<T>(schemaDbId: string, task: () => Promise<T>): Promise<T> {
     return this.queues.run(schemaDbId, task);
-  }
-
-  /**
-   * Called by the data plane right after a transaction that ran DDL committed on a schema
-   * database, on the connection that committed it (its writer still holds the write lock, so the
-   * schema read here is exactly the committed one). The change is journaled at once, durably; its
-   * children are brought forward in the background, in commit order.
-   */
-  changed(parent: DatabaseWithPlacement, conn: EngineConnection, statements: readonly string[]): void {
-    const fingerprint = schemaFingerprint(readSchema(conn));
-    schemaJournal(this.ports, parent).append({ at: Date.now(), statements: [...statements], fingerprint });
-    this.propagate(parent.id);
   }
 
   /** Brings every child of a schema database up to its latest journaled change (in the background). */
@@ -108,7 +116,7 @@ export class SchemaPropagation implements SchemaQueue {
     for (const child of children.filter((c) => c.org_id === parent.org_id)) {
       if (child.schema_seq >= journal.lastSeq()) continue;
       for (const change of journal.since(child.schema_seq)) {
-        const error = await applyToChild(deps, child, change);
+        const error = await deps.runtimes.applySchemaChange(child, change);
         if (error === BUSY) {
           this.retryLater(parentId);
           break;
@@ -161,8 +169,8 @@ export class SchemaPropagation implements SchemaQueue {
  * already has the change's schema is only marked; otherwise the statements run, and the result
  * must match the parent's schema right after that change, or nothing is kept.
  */
-async function applyToChild(
-  deps: SchemaPropagationPorts,
+export async function applyToChild(
+  deps: { files: Pick<InstanceFiles, "exists">; hosted: Pick<HostedDatabases, "of"> },
   child: DatabaseWithPlacement,
   change: SchemaChange,
 ): Promise<string | undefined> {

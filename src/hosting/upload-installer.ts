@@ -13,6 +13,7 @@ import { DatabaseFileError, fileBytes, finishDatabaseFile } from "../engine/snap
 import { checkUploadHeader, UploadRejectedError } from "../engine/upload-check.js";
 import type { Logger } from "../lib/logger.js";
 import { type Clock, isoTime } from "../lib/time.js";
+import type { DatabaseRuntimes } from "./database-runtimes.js";
 import { hostingErrors } from "./errors.js";
 
 /** How long an install waits for the connections still open on the empty database to finish. */
@@ -22,7 +23,8 @@ const DRAIN_MS = 10_000;
 export interface UploadInstallerPorts {
   store: StoreAccess;
   files: Pick<InstanceFiles, "path">;
-  hosted: HostedDatabases;
+  /** The process serving the database swaps the file in, under its write lock. */
+  runtimes: Pick<DatabaseRuntimes, "swapUpload">;
   directory: DataPlaneCache;
   instances: Pick<Instances, "buildReplicas">;
   replicas: Pick<ReplicaPort, "drop">;
@@ -136,20 +138,33 @@ async function swapIn(deps: UploadInstallerPorts, target: UploadTarget, file: st
   // The checks above opened the file; its connection must be gone before the file moves.
   await flushClosing();
   for (const suffix of ["-wal", "-shm"]) rmSync(file + suffix, { force: true });
-  const hosted = deps.hosted.at(target.path);
-  const lock = hosted.writeLock;
+  await deps.runtimes.swapUpload(target.id, target.path, file, target.name);
+}
+
+/**
+ * Renames a checked upload over the database's empty primary, in the process serving it: under
+ * the write lock, once no connection is open, starting the frame log's next generation.
+ */
+export async function swapInUpload(
+  hosted: Pick<HostedDatabases, "at">,
+  path: string,
+  file: string,
+  name: string,
+): Promise<void> {
+  const db = hosted.at(path);
+  const lock = db.writeLock;
   const owner = {};
   try {
     await lock.acquire(owner, DRAIN_MS);
   } catch {
-    throw hostingErrors.uploadBusy(target.name);
+    throw hostingErrors.uploadBusy(name);
   }
   try {
-    if (!(await hosted.drain(DRAIN_MS))) throw hostingErrors.uploadBusy(target.name);
+    if (!(await db.drain(DRAIN_MS))) throw hostingErrors.uploadBusy(name);
     await flushClosing();
-    hosted.frameLog.restart(() => {
-      for (const suffix of ["-wal", "-shm", "-journal"]) rmSync(target.path + suffix, { force: true });
-      renameSync(file, target.path);
+    db.frameLog.restart(() => {
+      for (const suffix of ["-wal", "-shm", "-journal"]) rmSync(path + suffix, { force: true });
+      renameSync(file, path);
     });
   } finally {
     lock.release(owner);

@@ -1,55 +1,33 @@
 import type { StoreAccess, UsageFlush } from "../domain/core/ports.js";
 import type { Logger } from "../lib/logger.js";
 import type { Clock } from "../lib/time.js";
-import type { QueryStatsDelta, UsageDelta } from "../store/usage.js";
+import { type StatementRecord, type UsageBatch, type UsageRecorder, UsageTally } from "./usage-tally.js";
 
-/** What query statistics show for every statement of an encrypted database. */
-export const ENCRYPTED_QUERY_LABEL = "(statement text not kept: the database is encrypted)";
-/** Longest query text kept in statistics; longer texts are cut (with a marker). */
-const MAX_QUERY_TEXT = 2000;
-/** Distinct queries kept between flushes, so a client sending unique texts can't grow memory without bound. */
-const MAX_PENDING_QUERIES = 10_000;
-
-/** One statement counted: its database, text, rows and time. */
-export interface StatementRecord {
-  dbId: string;
-  sql: string;
-  rowsRead: number;
-  rowsWritten: number;
-  ms: number;
-}
+export { ENCRYPTED_QUERY_LABEL, type StatementRecord } from "./usage-tally.js";
 
 /**
  * Counts rows read, rows written and queries per database as statements run, and writes the counts
  * to the store in batches. Counting is in memory (a statement must not wait for the control plane);
- * `flush` runs on a timer, before usage is read, and at shutdown.
+ * `flush` runs on a timer, before usage is read, and at shutdown. Statements run by the node's
+ * shards are counted there and collected here at every flush (`collectFrom`).
  */
-export class UsageMeter implements UsageFlush {
-  private usage = new Map<string, UsageDelta>();
-  /** Per database, then per query text: no key strings built from the SQL on every statement. */
-  private queries = new Map<string, Map<string, QueryStatsDelta>>();
-  private pendingQueries = 0;
+export class UsageMeter implements UsageFlush, UsageRecorder {
+  private readonly tally: UsageTally;
   private timer: NodeJS.Timeout | undefined;
   private flushing: Promise<void> = Promise.resolve();
   private readonly listeners: Array<(orgIds: ReadonlySet<string>) => Promise<void>> = [];
-  private readonly statementListeners: Array<(s: StatementRecord) => void> = [];
-
-  /** Where each pending day's writes went, so the primary's size can be measured at the flush. */
-  private written = new Map<string, string>();
+  private readonly sources: Array<() => Promise<UsageBatch[]>> = [];
 
   constructor(
     private readonly store: StoreAccess,
-    private readonly clock: Clock,
+    clock: Clock,
     private readonly log: Logger,
     /** Bytes a database's instance occupies in a location (storage history, per day). */
     private readonly storageOf?: (location: string, dbId: string) => number,
-  ) {}
+  ) {
+    this.tally = new UsageTally(clock);
+  }
 
-  /**
-   * `db.location`: the primary the statement ran on, given when it may have written. For an
-   * `encrypted` database the statement text (literals and all) is not kept: its statements are
-   * counted under one label, so the control plane holds none of the data the key protects.
-   */
   record(
     db: { id: string; orgId: string; location?: string; encrypted?: boolean },
     statement: string,
@@ -57,43 +35,17 @@ export class UsageMeter implements UsageFlush {
     rowsWritten: number,
     ms: number,
   ): void {
-    // Listeners (metrics) take only the statement's kind from its text, never the text itself.
-    for (const fn of this.statementListeners) fn({ dbId: db.id, sql: statement, rowsRead, rowsWritten, ms });
-    const day = this.clock().toISOString().slice(0, 10);
-    const key = `${db.id}|${day}`;
-    let u = this.usage.get(key);
-    if (!u) {
-      u = { dbId: db.id, orgId: db.orgId, day, rowsRead: 0, rowsWritten: 0, queries: 0 };
-      this.usage.set(key, u);
-    }
-    u.rowsRead += rowsRead;
-    u.rowsWritten += rowsWritten;
-    u.queries += 1;
-    if (rowsWritten > 0 && db.location) this.written.set(key, db.location);
-    const sql = db.encrypted ? ENCRYPTED_QUERY_LABEL : statement;
-
-    let perDb = this.queries.get(db.id);
-    if (!perDb) {
-      perDb = new Map();
-      this.queries.set(db.id, perDb);
-    }
-    let q = perDb.get(sql);
-    if (!q) {
-      if (this.pendingQueries >= MAX_PENDING_QUERIES) return;
-      const query = sql.length > MAX_QUERY_TEXT ? `${sql.slice(0, MAX_QUERY_TEXT)}…` : sql;
-      q = { dbId: db.id, query, count: 0, rowsRead: 0, rowsWritten: 0, totalMs: 0 };
-      perDb.set(sql, q);
-      this.pendingQueries++;
-    }
-    q.count += 1;
-    q.rowsRead += rowsRead;
-    q.rowsWritten += rowsWritten;
-    q.totalMs += ms;
+    this.tally.record(db, statement, rowsRead, rowsWritten, ms);
   }
 
   /** Calls `fn` with every statement as it is counted (metrics); it must be quick and not throw. */
   onRecord(fn: (s: StatementRecord) => void): void {
-    this.statementListeners.push(fn);
+    this.tally.onRecord(fn);
+  }
+
+  /** Counts kept elsewhere (the shards' tallies), taken at the start of every flush. */
+  collectFrom(source: () => Promise<UsageBatch[]>): void {
+    this.sources.push(source);
   }
 
   /**
@@ -107,23 +59,20 @@ export class UsageMeter implements UsageFlush {
   /** Writes pending counts in one transaction; on failure they are kept for the next attempt. */
   flush(): Promise<void> {
     this.flushing = this.flushing.then(async () => {
+      await this.collect();
       const orgIds = new Set<string>();
-      if (this.usage.size > 0 || this.queries.size > 0) {
-        const usage = this.usage;
-        this.measureStorage(usage);
-        const queries = [...this.queries.values()].flatMap((m) => [...m.values()]);
-        this.usage = new Map();
-        this.queries = new Map();
-        this.pendingQueries = 0;
+      if (!this.tally.empty) {
+        const batch = this.tally.take();
+        this.measureStorage(batch);
         try {
           await this.store.write(async (r) => {
-            await r.usage.add([...usage.values()]);
-            await r.usage.addQueryStats(queries);
+            await r.usage.add(batch.usage);
+            await r.usage.addQueryStats(batch.queries);
           });
-          for (const u of usage.values()) orgIds.add(u.orgId);
+          for (const u of batch.usage) orgIds.add(u.orgId);
         } catch (e) {
           this.log.error({ err: e }, "could not record usage; will retry");
-          this.mergeBack(usage, queries);
+          this.tally.merge(batch);
         }
       }
       for (const fn of this.listeners) {
@@ -147,44 +96,24 @@ export class UsageMeter implements UsageFlush {
     await this.flush();
   }
 
-  /** Sizes of the primaries written since the last flush, taken after those writes. */
-  private measureStorage(usage: Map<string, UsageDelta>): void {
-    const written = this.written;
-    this.written = new Map();
-    if (!this.storageOf) return;
-    for (const [key, location] of written) {
-      const u = usage.get(key);
-      if (u) u.storageBytes = this.storageOf(location, u.dbId);
+  private async collect(): Promise<void> {
+    for (const source of this.sources) {
+      try {
+        for (const batch of await source()) this.tally.merge(batch);
+      } catch (e) {
+        // A shard that ended lost what it had counted since the last flush; the rest is kept.
+        this.log.warn({ err: e }, "could not collect usage counted by a shard");
+      }
     }
   }
 
-  private mergeBack(usage: Map<string, UsageDelta>, queries: QueryStatsDelta[]): void {
-    for (const [k, u] of usage) {
-      const cur = this.usage.get(k);
-      if (!cur) this.usage.set(k, u);
-      else {
-        cur.rowsRead += u.rowsRead;
-        cur.rowsWritten += u.rowsWritten;
-        cur.queries += u.queries;
-        cur.storageBytes ??= u.storageBytes;
-      }
-    }
-    for (const q of queries) {
-      let perDb = this.queries.get(q.dbId);
-      if (!perDb) {
-        perDb = new Map();
-        this.queries.set(q.dbId, perDb);
-      }
-      const cur = perDb.get(q.query);
-      if (!cur) {
-        perDb.set(q.query, q);
-        this.pendingQueries++;
-      } else {
-        cur.count += q.count;
-        cur.rowsRead += q.rowsRead;
-        cur.rowsWritten += q.rowsWritten;
-        cur.totalMs += q.totalMs;
-      }
+  /** Sizes of the primaries written since the last flush, taken after those writes. */
+  private measureStorage(batch: UsageBatch): void {
+    if (!this.storageOf) return;
+    const byKey = new Map(batch.usage.map((u) => [`${u.dbId}|${u.day}`, u]));
+    for (const [key, location] of batch.written) {
+      const u = byKey.get(key);
+      if (u) u.storageBytes = this.storageOf(location, u.dbId);
     }
   }
 }

@@ -1,4 +1,14 @@
-import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from "prom-client";
+import {
+  type Aggregator,
+  AggregatorRegistry,
+  Counter,
+  collectDefaultMetrics,
+  Gauge,
+  Histogram,
+  type MetricObjectWithValues,
+  type MetricValue,
+  Registry,
+} from "prom-client";
 import { statementKind } from "./statement-kind.js";
 
 /** Seconds: from a point query served from memory to a slow transaction or a big export. */
@@ -47,6 +57,7 @@ export type BackupDelaySource = () =>
 export class ShoalMetrics {
   readonly registry = new Registry();
   private readonly backupSources: BackupDelaySource[] = [];
+  private readonly remoteSources: Array<() => Promise<unknown[][]>> = [];
   private readonly apiRequests: Counter<"method" | "route" | "status">;
   private readonly apiSeconds: Histogram<"method" | "route">;
   private readonly dataRequests: Counter<"transport" | "endpoint" | "status">;
@@ -163,17 +174,42 @@ export class ShoalMetrics {
     help: string,
     labelNames: readonly string[],
     read: () => Iterable<readonly [Record<string, string>, number]>,
+    /** How the node's processes' values are combined (each shard has its own): summed by default. */
+    aggregator: Aggregator = "sum",
   ): void {
     new Gauge({
       name,
       help,
       labelNames,
+      aggregator,
       registers: [this.registry],
       collect() {
         this.reset();
         for (const [labels, value] of read()) this.set(labels, value);
       },
     });
+  }
+
+  /** The engine's connection gauges, read from its pool at every scrape (each shard has its own). */
+  engine(read: () => { idle: number; inUse: number; databases: number }): void {
+    this.gauge(
+      "shoal_engine_connections",
+      "Open connections to hosted database files, by state (idle or in_use).",
+      ["state"],
+      () => {
+        const s = read();
+        return [
+          [{ state: "idle" }, s.idle],
+          [{ state: "in_use" }, s.inUse],
+        ];
+      },
+    );
+    this.gauge(
+      "shoal_engine_open_databases",
+      "Hosted databases (instances) with at least one open connection.",
+      [],
+      () => [[{}, read().databases]],
+    );
   }
 
   /** Feeds `shoal_backup_delay_seconds` from a backup shipper's status, read at every scrape. */
@@ -183,10 +219,30 @@ export class ShoalMetrics {
     this.backupSources.push(source);
   }
 
+  /**
+   * Metrics kept by the node's other processes (its shards), as prom-client's JSON, merged into
+   * every scrape: counters and histograms are added up, gauges summed or taken at their worst.
+   */
+  addRemoteSource(read: () => Promise<unknown[][]>): void {
+    this.remoteSources.push(read);
+  }
+
+  /** This process's metrics (its own and its runtime's), as prom-client's JSON. */
+  json(): Promise<MetricObjectWithValues<MetricValue<string>>[]> {
+    return Registry.merge([processMetrics(), this.registry]).getMetricsAsJSON();
+  }
+
   /** The text a scraper reads, with its content type. */
   async scrape(): Promise<{ contentType: string; body: string }> {
     const merged = Registry.merge([processMetrics(), this.registry]);
-    return { contentType: this.registry.contentType, body: await merged.metrics() };
+    if (this.remoteSources.length === 0)
+      return { contentType: this.registry.contentType, body: await merged.metrics() };
+    const all: unknown[][] = [await merged.getMetricsAsJSON()];
+    for (const read of this.remoteSources) all.push(...(await read()));
+    const aggregated = AggregatorRegistry.aggregate(
+      all as Parameters<typeof AggregatorRegistry.aggregate>[0],
+    );
+    return { contentType: this.registry.contentType, body: await aggregated.metrics() };
   }
 
   private backupGauge(): void {
@@ -209,6 +265,7 @@ export class ShoalMetrics {
         if (!perDatabase && out.length > 1) return [[{}, Math.max(...out.map(([, v]) => v))]];
         return out;
       },
+      "max",
     );
   }
 }

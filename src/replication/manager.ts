@@ -41,8 +41,12 @@ export class ReplicationManager implements ReplicaPort {
 
   constructor(
     private readonly deps: ReplicationParts,
-    /** Base URL replicas sync from (known once the server listens). */
-    private readonly sourceUrl: () => string,
+    /**
+     * Base URL replicas sync from (known once the server listens): of the process serving the
+     * database `dbId` when given (replicas of this node's primaries go straight there), else of
+     * this node.
+     */
+    private readonly sourceUrl: (dbId?: string) => string,
   ) {
     this.seeding = new ReplicaSeeding(deps.seeder, deps.log);
     if (deps.peers) {
@@ -338,7 +342,7 @@ export class ReplicationManager implements ReplicaPort {
       path: this.deps.files.path(location, dbId),
       syncUrl: relayed
         ? `${this.sourceUrl()}${relayed}`
-        : `${remote ?? this.sourceUrl()}/replication/${dbId}`,
+        : `${remote ?? this.sourceUrl(dbId)}/replication/${dbId}`,
       token: await mintReplicationToken(this.deps, dbId, location),
     };
     return { spec, encrypted: (db?.encryption_cipher ?? null) !== null };
@@ -356,7 +360,7 @@ export class ReplicationManager implements ReplicaPort {
   private async primaryIndex(dbId: string): Promise<number | undefined> {
     const db = await this.deps.directory.find({ id: dbId });
     if (!db) return undefined;
-    return this.deps.hosted.at(this.deps.files.path(db.primary_location, dbId)).frameLog.position().index;
+    return (await this.deps.primaries.position(db.primary_location, dbId)).index;
   }
 
   private worker(location: string): LocationWorker {

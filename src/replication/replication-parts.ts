@@ -1,5 +1,4 @@
 import type { DatabaseLookup } from "../domain/data-access/ports.js";
-import type { HostedDatabases } from "../engine/hosted-databases.js";
 import type { InstanceFiles } from "../engine/instance-files.js";
 import type { Logger } from "../lib/logger.js";
 import type { SigningKey } from "../lib/signing-keys.js";
@@ -9,7 +8,8 @@ import type { ReplicaSeeder } from "./seeding.js";
 /** What replication reaches: primaries' files and logs, database records, the token key. */
 export interface ReplicationParts {
   files: Pick<InstanceFiles, "path">;
-  hosted: Pick<HostedDatabases, "at">;
+  /** Where each primary's history stands (the process serving it knows). */
+  primaries: { position(location: string, dbId: string): Promise<{ index: number }> };
   directory: Pick<DatabaseLookup, "find">;
   /** Signs the replicas' own read-only tokens. */
   dbTokenKey: SigningKey;

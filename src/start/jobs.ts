@@ -7,17 +7,14 @@ export interface Jobs {
   stop(): Promise<void>;
 }
 
-/** Usage flushes with the quota checks after them, and the pruning of old history and dumps. */
+/** Usage flushes with the quota checks after them, and the sweeping of expired dumps (each shard prunes its own history). */
 export function startJobs(config: Config, parts: Parts): Jobs {
   // Plan quotas are judged after every flush of the usage counts; blocked organizations without
   // new usage are looked at again every ten flushes.
   const quotas = new QuotaJudge(parts, 10 * config.usageFlushIntervalMs);
   parts.meter.afterFlush((orgIds) => quotas.afterFlush(orgIds));
   parts.meter.start(config.usageFlushIntervalMs);
-  const pruning = setInterval(() => {
-    parts.hosted.prune(Date.now() - config.historyRetentionHours * 3_600_000);
-    parts.dumps.sweep();
-  }, 10 * 60_000);
+  const pruning = setInterval(() => parts.dumps.sweep(), 10 * 60_000);
   pruning.unref();
   return {
     async stop() {

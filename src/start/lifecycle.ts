@@ -3,19 +3,28 @@ import { fileURLToPath } from "node:url";
 import { getRequestListener } from "@hono/node-server";
 import { createApp } from "../api/app.js";
 import type { Config } from "../config.js";
-import { createDataPlane, type DataPlane } from "../dataplane/data-plane.js";
+import { clientAddressResolver } from "../dataplane/client-address.js";
+import { routeRequest } from "../dataplane/routing.js";
 import type { LocalNode } from "../domain/cluster/local-node.js";
 import { requireSharedKey } from "../domain/cluster/shared-key.js";
 import { reconcileBeforeServing, reconcileWhileServing } from "../hosting/reconcile.js";
-import { createLogger, type Logger } from "../lib/logger.js";
+import { createLogger, type Logger, logLinesOf } from "../lib/logger.js";
 import { systemClock } from "../lib/time.js";
 import type { ReplicationManager } from "../replication/manager.js";
+import { Hop } from "../shards/hop.js";
+import { followShards, primaryAnswers } from "../shards/primary-answers.js";
+import { type PrimaryDataPlane, primaryDataPlane } from "../shards/primary-data-plane.js";
+import type { RequestHead } from "../shards/request-head.js";
+import { PublicRouter, type Target } from "../shards/router.js";
+import type { Supervisor } from "../shards/supervisor.js";
+import { targetOf } from "../shards/targets.js";
 import { openPostgresStore } from "../store/postgres.js";
 import { openSqliteStore } from "../store/sqlite.js";
 import type { Store } from "../store/store.js";
 import { prepareDataFolder } from "./data-folder.js";
 import { bootstrap } from "./first-start.js";
 import { type Jobs, startJobs } from "./jobs.js";
+import { listen } from "./listener.js";
 import { answersHealth } from "./node-identity.js";
 import { ShoalServer } from "./server.js";
 import { type Parts, type Wiring, wire } from "./wiring.js";
@@ -25,7 +34,8 @@ export interface Shoal {
   url: string;
   port: number;
   deps: Parts;
-  dataPlane: DataPlane;
+  /** The primary process's side of the data plane: replication traffic, and requests sent on to shards. */
+  dataPlane: PrimaryDataPlane;
   replication: ReplicationManager;
   /** This process among the nodes sharing the store, with the locations it holds. */
   node: LocalNode;
@@ -44,6 +54,35 @@ export interface StartOptions {
   announce?: (text: string) => void;
   /** The built web console; `dist/console` beside the code by default (`npm run build` writes it). */
   consoleDir?: string;
+  /** Where the shards' JSON log lines go (by default where `log` writes). */
+  logLines?: (line: string) => void;
+}
+
+const PRIMARY: Target = { kind: "primary" };
+
+/** Where the public port sends each new connection: here until the node serves, then by its first request. */
+class Routes {
+  private decide: ((head: RequestHead) => Target | Promise<Target>) | undefined;
+  supervisor: Supervisor | undefined;
+
+  constructor(private readonly server: ShoalServer) {}
+
+  serve(parts: Parts, dbDomain: string): void {
+    const { directory, supervisor } = parts;
+    this.supervisor = supervisor;
+    this.decide = (head) => {
+      const route = routeRequest(head.host, head.url, dbDomain);
+      return route ? targetOf(route, directory, supervisor.count, head.method) : PRIMARY;
+    };
+  }
+
+  readonly delivery = {
+    decide: (head: RequestHead) => this.decide?.(head) ?? PRIMARY,
+    deliver: (t: Target, socket: import("node:net").Socket, bytes: Buffer) => {
+      if (t.kind === "shard" && this.supervisor) this.supervisor.deliver(t.index, socket, bytes);
+      else this.server.accept(socket, bytes);
+    },
+  };
 }
 
 /** `<repo>/dist/console`, from both `src/start/` (tsx) and `dist/start/` (built). */
@@ -58,15 +97,24 @@ export async function startShoal(config: Config, opts: StartOptions = {}): Promi
   const startedAt = Date.now();
   const log = opts.log ?? createLogger(config.logLevel);
   const server = new ShoalServer(config.dbDomain, config.headersTimeoutMs);
-  await server.listen(config.host, config.port);
+  const routes = new Routes(server);
+  const router = new PublicRouter({ headersTimeoutMs: config.headersTimeoutMs }, routes.delivery);
+  await listen(router.netServer, config.host, config.port);
   try {
     await prepareDataFolder(config.dataDir);
     const store = config.metadataUrl
       ? await openPostgresStore(config.metadataUrl)
       : await openSqliteStore(config.dataDir);
     const wiring = await wireAndBootstrap(config, opts, log, store);
-    return await serve(config, wiring, server, { log, startedAt, consoleDir: opts.consoleDir });
+    const logLines = opts.logLines ?? logLinesOf(log);
+    return await serve(
+      config,
+      wiring,
+      { server, router, routes },
+      { log, startedAt, consoleDir: opts.consoleDir, logLines },
+    );
   } catch (e) {
+    router.close();
     await server.close();
     throw e;
   }
@@ -92,31 +140,46 @@ async function wireAndBootstrap(
   }
 }
 
+/** The shards: started, told what they follow, and what the primary process does with their requests. */
+async function startShards(config: Config, parts: Parts, server: ShoalServer, logLines: (l: string) => void) {
+  const { supervisor } = parts;
+  followShards(supervisor, parts);
+  parts.placement.onChange((held) => supervisor.broadcast("placement", { held: [...held] }));
+  parts.leases.onChange((views) => supervisor.broadcast("leases", views));
+  parts.directory.onInvalidate(() => supervisor.broadcast("invalidate", null));
+  await supervisor.start({
+    acceptPrimary: (socket, head) => server.accept(socket, head),
+    answers: primaryAnswers(parts),
+    logLines,
+    restarted: (index) => supervisor.shards[index]?.emit("leases", parts.leases.views()),
+  });
+  const clientAddress = parts.clientProof.resolver(clientAddressResolver(config.trustedProxies));
+  const hop = new Hop(parts.placement.nodeId, parts.clientProof, clientAddress);
+  return primaryDataPlane(parts, hop, { count: supervisor.count, ports: () => supervisor.internalPorts });
+}
+
 /** Joins the nodes, reconciles, then serves; on failure everything started here stops again. */
 async function serve(
   config: Config,
   { parts, setSourceUrl }: Wiring,
-  server: ShoalServer,
-  at: { log: Logger; startedAt: number; consoleDir: string | undefined },
+  { server, router, routes }: { server: ShoalServer; router: PublicRouter; routes: Routes },
+  at: { log: Logger; startedAt: number; consoleDir: string | undefined; logLines: (l: string) => void },
 ): Promise<Shoal> {
   const api = createApp(parts, {
     rateLimit: { limit: config.rateLimit, windowSeconds: config.rateLimitWindowSeconds },
     consoleDir: at.consoleDir ?? DEFAULT_CONSOLE_DIR,
     metricsToken: config.metricsToken,
   });
-  const dataPlane = createDataPlane(parts, {
-    txnTimeoutMs: config.transactionTimeoutMs,
-    lockWaitMs: config.transactionTimeoutMs,
-    streamIdleMs: config.streamIdleTimeoutMs,
-    trustedProxies: config.trustedProxies,
-    maxBytes: config.maxResponseBytes,
-    maxTotalBytes: config.maxTotalResponseBytes,
-    maxStreamsPerDatabase: config.maxStreamsPerDatabase,
-    maxStreamsPerWebSocket: config.maxStreamsPerWebSocket,
-    bodyTimeoutMs: config.bodyTimeoutMs,
-  });
+  let dataPlane: PrimaryDataPlane;
+  try {
+    dataPlane = await startShards(config, parts, server, at.logLines);
+  } catch (e) {
+    await parts.supervisor.stop();
+    await parts.store.close();
+    throw e;
+  }
   const jobs = startJobs(config, parts);
-  const { port } = server;
+  const port = (router.netServer.address() as import("node:net").AddressInfo).port;
   const host = config.host.includes(":") ? `[${config.host}]` : config.host;
   // Replicas sync from this node's own address; a wildcard listen address is reached on loopback.
   const reachable = config.host === "0.0.0.0" ? "127.0.0.1" : config.host === "::" ? "[::1]" : host;
@@ -143,11 +206,13 @@ async function serve(
     await parts.backups?.stop();
     await parts.leases.stop();
     await parts.replicas.close();
+    await parts.supervisor.stop();
     await node.leave();
     await parts.store.close();
     throw e;
   }
   server.serve({ dataPlane, api: getRequestListener(api.fetch) });
+  routes.serve(parts, config.dbDomain);
   // Shipping starts once the node knows the locations it holds; without SHOAL_BACKUP_URL, nothing.
   await parts.backups?.start();
   // Once serving: replicas catch up, and a missing one is rebuilt by syncing from this very server.
@@ -161,24 +226,25 @@ async function serve(
   const url = `http://${host}:${port}`;
   at.log.info({ url, dataDir: config.dataDir, version: config.version }, "shoal is ready");
   let closing: Promise<void> | undefined;
-  const close = () => (closing ??= shutdown(server, dataPlane, reconciled, parts, jobs));
+  const close = () => (closing ??= shutdown({ router, server, dataPlane }, reconciled, parts, jobs));
   return { url, port, deps: parts, dataPlane, replication: parts.replicas, node, reconciled, close };
 }
 
 /**
  * Stops in order: no new connections (the data plane's streams and sockets end at once), requests
- * in flight finish, start-up reconciliation settles; then the timers (with a last usage flush),
- * backup shipping (with a last pass), replicas, connections, this node's record and the store.
+ * in flight finish, here and in every shard, start-up reconciliation settles; then the timers
+ * (with a last usage flush, collected from the shards), backup shipping (with a last pass in each
+ * shard), replicas, the shards themselves (their connections and keys), this node's record and the store.
  */
 async function shutdown(
-  server: ShoalServer,
-  dataPlane: DataPlane,
+  front: { router: PublicRouter; server: ShoalServer; dataPlane: PrimaryDataPlane },
   reconciled: Promise<void>,
   parts: Parts,
   jobs: Jobs,
 ): Promise<void> {
-  const drained = server.close();
-  dataPlane.close();
+  front.router.close();
+  const drained = Promise.all([front.server.close(), parts.supervisor.drain()]);
+  front.dataPlane.close();
   await drained;
   await reconciled;
   await jobs.stop();
@@ -188,9 +254,7 @@ async function shutdown(
   // A pull still waiting on another node's primary would hold its worker's shutdown.
   parts.relay.close();
   await parts.replicas.close();
-  await parts.hosted.closeAll();
-  // No key outlives the process's service (its connections are closed already).
-  parts.keys.close();
+  await parts.supervisor.stop();
   await parts.placement.leave();
   await parts.store.close();
 }

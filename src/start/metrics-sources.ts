@@ -1,4 +1,3 @@
-import type { HostedDatabases } from "../engine/hosted-databases.js";
 import type { InstanceFiles } from "../engine/instance-files.js";
 import type { UsageMeter } from "../hosting/usage-meter.js";
 import type { ShoalMetrics } from "../metrics/metrics.js";
@@ -6,7 +5,6 @@ import type { ReplicationManager } from "../replication/manager.js";
 
 /** What the metrics read of the process's parts. */
 export interface MetricsSources {
-  hosted: Pick<HostedDatabases, "stats">;
   files: Pick<InstanceFiles, "locations" | "idsIn">;
   meter: Pick<UsageMeter, "onRecord">;
   replicas: Pick<ReplicationManager, "lag" | "behind">;
@@ -21,24 +19,6 @@ export function watchParts(metrics: ShoalMetrics, parts: MetricsSources): void {
   parts.replicas.lag.onSample((ms, location) => {
     if (location !== undefined) metrics.replicationLag(location, ms);
   });
-  metrics.gauge(
-    "shoal_engine_connections",
-    "Open connections to hosted database files, by state (idle or in_use).",
-    ["state"],
-    () => {
-      const s = parts.hosted.stats();
-      return [
-        [{ state: "idle" }, s.idle],
-        [{ state: "in_use" }, s.inUse],
-      ];
-    },
-  );
-  metrics.gauge(
-    "shoal_engine_open_databases",
-    "Hosted databases (instances) with at least one open connection.",
-    [],
-    () => [[{}, parts.hosted.stats().databases]],
-  );
   metrics.gauge(
     "shoal_databases_hosted",
     "Database instances (primaries and replicas) whose files this node keeps, by location.",

@@ -1,26 +1,38 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
-import type { AddressInfo } from "node:net";
+import type { Socket } from "node:net";
 import type { Duplex } from "node:stream";
-import type { DataPlane } from "../dataplane/data-plane.js";
 import { routeRequest } from "../dataplane/routing.js";
-import { listen } from "./listener.js";
+import type { PrimaryDataPlane } from "../shards/primary-data-plane.js";
+
+/**
+ * Node's HTTP server tracks its connections (which are idle, which overran the headers or
+ * request timeout) only once it starts listening. Shoal's servers never listen themselves
+ * (connections are handed to them), so the tracking is started here: without it a slow client
+ * would never be cut off, and idle connections couldn't be closed at shutdown.
+ */
+export function startTracking(server: Server): void {
+  server.emit("listening");
+}
 
 /** Requests still running this long after shutdown starts are cut off. */
 export const SHUTDOWN_DEADLINE_MS = 15_000;
 
 /** What answers once the process serves: the data plane, and the management API's listener. */
 export interface Handlers {
-  dataPlane: Pick<DataPlane, "handle" | "upgrade">;
+  dataPlane: Pick<PrimaryDataPlane, "handle" | "upgrade">;
   api: (req: IncomingMessage, res: ServerResponse) => unknown;
 }
 
 /**
- * The one HTTP port. A request whose Host or path names a database goes to the data plane (on
- * node's own request objects: it is the hot path), everything else to the management API. Until
- * `serve` is called every request is answered 503, so the port can be bound first at start.
+ * The primary process's HTTP server: the management API, and the node's own replication traffic.
+ * It listens on no port itself: the node's router (src/shards/router.ts) hands it the connections
+ * whose first request is for it, and its internal port the requests other processes send on. A
+ * request on such a connection for a database goes to the shard owning it. Until `serve` is
+ * called every request is answered 503, so the port can be bound first at start.
  */
 export class ShoalServer {
   private readonly server: Server;
+  private readonly sockets = new Set<Socket>();
   private serving: Handlers | undefined;
   private pulls:
     | ((req: IncomingMessage, res: ServerResponse, dbId: string, path: string) => unknown)
@@ -38,16 +50,16 @@ export class ShoalServer {
       (req, res) => this.request(req, res),
     );
     this.server.on("upgrade", (req, socket, head: Buffer) => this.upgrade(req, socket, head));
+    startTracking(this.server);
   }
 
-  /** Binds the port; a port that can't be had throws a `StartError` saying why. */
-  listen(host: string, port: number): Promise<void> {
-    return listen(this.server, host, port);
-  }
-
-  /** The port bound (the one asked for, or the one chosen for port 0). */
-  get port(): number {
-    return (this.server.address() as AddressInfo).port;
+  /** Serves a connection handed over, with the bytes already read from it. */
+  accept(socket: Socket, head: Buffer | undefined): void {
+    this.sockets.add(socket);
+    socket.once("close", () => this.sockets.delete(socket));
+    this.server.emit("connection", socket);
+    if (head && head.length > 0) socket.emit("data", head);
+    socket.resume();
   }
 
   serve(handlers: Handlers): void {
@@ -65,20 +77,20 @@ export class ShoalServer {
   }
 
   /**
-   * Stops accepting connections and resolves once the open ones are done. Keep-alive connections
-   * that go idle once their request finishes would otherwise hold the close for the keep-alive
-   * timeout; a stuck request is cut after the deadline.
+   * Resolves once the connections it was handed are done. Keep-alive connections that go idle
+   * once their request finishes would otherwise hold the close for the keep-alive timeout; a
+   * stuck request is cut after the deadline.
    */
   async close(): Promise<void> {
-    const { server } = this;
-    if (!server.listening) return;
-    const drained = new Promise<void>((resolve) => server.close(() => resolve()));
-    const sweep = setInterval(() => server.closeIdleConnections(), 25);
-    const deadline = setTimeout(() => server.closeAllConnections(), SHUTDOWN_DEADLINE_MS);
-    server.closeIdleConnections();
-    await drained;
-    clearInterval(sweep);
-    clearTimeout(deadline);
+    const deadline = Date.now() + SHUTDOWN_DEADLINE_MS;
+    while (this.sockets.size > 0 && Date.now() < deadline) {
+      this.server.closeIdleConnections();
+      await new Promise((resolve) => setTimeout(resolve, 25));
+    }
+    this.server.closeAllConnections();
+    for (const s of this.sockets) s.destroy();
+    // Stops the connections' checks (see startTracking).
+    this.server.close();
   }
 
   private request(req: IncomingMessage, res: ServerResponse): void {
@@ -93,7 +105,7 @@ export class ShoalServer {
       return;
     }
     const route = routeRequest(req.headers.host, req.url ?? "/", this.dbDomain);
-    if (route) void this.serving.dataPlane.handle(req, res, route);
+    if (route) this.serving.dataPlane.handle(req, res, route);
     else void this.serving.api(req, res);
   }
 

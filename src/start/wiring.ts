@@ -6,14 +6,13 @@ import { LocationHolders } from "../domain/cluster/holders.js";
 import { LocalNode } from "../domain/cluster/local-node.js";
 import type { ReadinessProbe } from "../domain/cluster/readiness.js";
 import { DbTokenVerifier } from "../domain/data-access/token-verifier.js";
+import type { DatabaseContent } from "../domain/databases/ports.js";
 import { LocationCatalogue } from "../domain/groups/location-catalogue.js";
-import { AsyncGate } from "../engine/async-gate.js";
 import { DumpFiles } from "../engine/dump-files.js";
-import { KeyCache } from "../engine/encryption/key-cache.js";
-import { HostedDatabases } from "../engine/hosted-databases.js";
 import { InstanceFiles } from "../engine/instance-files.js";
 import { BackupService, type BackupServicePorts } from "../hosting/backup-service.js";
-import { ContentBuilder } from "../hosting/content-builder.js";
+import { HeldPrimaryList } from "../hosting/backup-source.js";
+import type { DatabaseRuntimes } from "../hosting/database-runtimes.js";
 import { DatabaseDirectory } from "../hosting/directory.js";
 import { Failover, type FailoverParts } from "../hosting/failover.js";
 import { InstanceLifecycle } from "../hosting/instance-lifecycle.js";
@@ -27,6 +26,8 @@ import { derivedSecret, loadOrCreateSigningKey, type SigningKey } from "../lib/s
 import { type Clock, systemClock } from "../lib/time.js";
 import { ShoalMetrics } from "../metrics/metrics.js";
 import { ReplicationManager, type ReplicationParts } from "../replication/manager.js";
+import { NodeShards } from "../shards/node-shards.js";
+import { Supervisor } from "../shards/supervisor.js";
 import type { Store } from "../store/store.js";
 import { watchParts } from "./metrics-sources.js";
 import { loadOrCreateNodeId } from "./node-identity.js";
@@ -50,10 +51,15 @@ export interface Parts {
   dbTokenKey: SigningKey;
   catalogue: LocationCatalogue;
   files: InstanceFiles;
-  /** The databases this node runs: each one's connections, write lock and frame log. */
-  hosted: HostedDatabases;
-  /** Verified keys of encrypted databases in use, in memory only (ADR 0016). */
-  keys: KeyCache;
+  /**
+   * The node's shards, which run its databases (each one's connections, write lock and frame
+   * log, in the shard owning it), as the node's services reach them.
+   */
+  shards: NodeShards;
+  /** Starts, feeds and restarts the shard processes. */
+  supervisor: Supervisor;
+  /** The primaries this node holds, listed for the shards that ship them to the backup bucket. */
+  heldPrimaries: HeldPrimaryList;
   /** Uploaded SQL dumps waiting to seed new databases (`<data>/dumps`). */
   dumps: DumpFiles;
   directory: DatabaseDirectory;
@@ -74,7 +80,7 @@ export interface Parts {
   leases: PrimaryLeases;
   failover: Failover;
   instances: InstanceLifecycle;
-  content: ContentBuilder;
+  content: DatabaseContent;
   schema: SchemaPropagation;
   uploads: UploadInstaller;
   /** What `GET /health/ready` checks. */
@@ -91,22 +97,22 @@ export interface Wiring {
   setSourceUrl(url: string): void;
 }
 
-/** The engine's parts over the data folder: database files, their logs and connections, dumps. */
-function engineParts(config: Config) {
-  const files = new InstanceFiles(path.join(config.dataDir, "locations"));
-  const hosted = new HostedDatabases(
-    {
-      maxOpen: config.maxConnections,
-      limits: {
-        statementTimeoutMs: config.statementTimeoutMs,
-        gate: new AsyncGate(config.workers),
-        heapLimitBytes: config.sqliteHeapLimitMb * 1024 * 1024,
-      },
-      synchronous: config.durability === "strong" ? "FULL" : "NORMAL",
-    },
-    files,
-  );
-  return { files, hosted, dumps: new DumpFiles(path.join(config.dataDir, "dumps")) };
+/**
+ * Threads of each shard's pool for statements whose work isn't bounded: two, so one database's
+ * long scan never holds up another's in the same shard (more run at once on more shards).
+ */
+export const STATEMENT_THREADS_PER_SHARD = 2;
+
+/** The shards running the node's databases (not started yet), and the node's view of them. */
+function shardParts(config: Config, nodeId: string, files: InstanceFiles, log: Logger, held: () => string[]) {
+  const supervisor = new Supervisor({
+    count: config.workers,
+    init: { count: config.workers, config, nodeId, held, statementThreads: STATEMENT_THREADS_PER_SHARD },
+    log,
+    // A statement stuck in the driver past its limit holds its shard's loop: past this, the shard is killed.
+    watchdogMs: config.statementTimeoutMs + 1000,
+  });
+  return { supervisor, shards: new NodeShards(supervisor, files) };
 }
 
 /** What `GET /health/ready` checks: the store, and the data folder. */
@@ -121,34 +127,29 @@ function readinessProbes(config: Config, store: Store): ReadinessProbe[] {
 function hostingServices(ports: {
   store: Store;
   files: InstanceFiles;
-  hosted: HostedDatabases;
-  dumps: DumpFiles;
+  shards: NodeShards;
   directory: DatabaseDirectory;
   replicas: ReplicationManager;
   clock: Clock;
   log: Logger;
 }) {
-  const { store, files, hosted, dumps, directory, replicas, clock, log } = ports;
-  const instances = new InstanceLifecycle({ store, hosted, replicas, directory, log });
+  const { store, files, shards, directory, replicas, clock, log } = ports;
+  const runtimes: DatabaseRuntimes = shards;
+  const instances = new InstanceLifecycle({ store, runtimes, replicas, directory, log });
   return {
     instances,
-    content: new ContentBuilder({ files, hosted, dumps, clock }),
-    schema: new SchemaPropagation({ store, files, hosted, clock, log }),
-    uploads: new UploadInstaller({ ...ports, instances }),
+    content: shards.content,
+    schema: new SchemaPropagation({ store, files, runtimes, clock, log }),
+    uploads: new UploadInstaller({ ...ports, runtimes, instances }),
   };
 }
 
-/** Continuous backups of this node's primaries, when `SHOAL_BACKUP_URL` is set. */
-function backupService(
-  config: Config,
-  ports: BackupServicePorts,
-  metrics: ShoalMetrics,
-): BackupService | undefined {
-  if (!config.backup) return undefined;
-  const backups = new BackupService(config.backup, ports, path.join(config.dataDir, "backup-work"));
-  // Read at every scrape; without SHOAL_BACKUP_URL there is no gauge at all (0 would say "caught up").
-  metrics.addBackupSource(() => backups.status());
-  return backups;
+/**
+ * Continuous backups of this node's primaries, when `SHOAL_BACKUP_URL` is set. Each shard ships
+ * the primaries it owns (and shows its delay in its metrics, merged into the node's `/metrics`).
+ */
+function backupService(config: Config, ports: BackupServicePorts): BackupService | undefined {
+  return config.backup ? new BackupService(config.backup, ports) : undefined;
 }
 
 /**
@@ -163,27 +164,12 @@ function seederOf(config: Config, backups: () => BackupService | undefined) {
   };
 }
 
-/** Keys of encrypted databases in use; one dropped after its idle time takes the database's keyed connections and replica readers with it. */
-function keyCacheOf(
-  config: Config,
-  files: InstanceFiles,
-  hosted: HostedDatabases,
-  replicas: ReplicationManager,
-) {
-  return new KeyCache({
-    idleMs: config.encryptionKeyIdleSeconds * 1000,
-    onForget: (dbId) => {
-      for (const location of files.locations()) hosted.find(files.path(location, dbId))?.retire();
-      replicas.closeReaders(dbId);
-    },
-  });
-}
-
 /** The leases of this node's primaries, and failover, which moves and fences them. */
 function primaryParts(
   config: Config,
   p: Omit<FailoverParts, "nodeId" | "holds" | "leaseMs" | "leases"> & { placement: LocalNode },
 ) {
+  // (Failover asks the shards serving a group's databases where their history stands.)
   const failover: Failover = new Failover({
     ...p,
     nodeId: p.placement.nodeId,
@@ -210,15 +196,23 @@ function primaryParts(
  */
 function replicationParts(
   config: Config,
-  deps: ReplicationParts & { hosted: HostedDatabases },
+  deps: ReplicationParts,
   apiTokenKey: SigningKey,
-  sourceUrl: () => string,
+  sourceUrl: (dbId?: string) => string,
 ) {
   const tokenVerifier = new DbTokenVerifier({ dbTokenKey: deps.dbTokenKey, apiTokenKey, clock: deps.clock });
   const relay = new PullRelay(tokenVerifier, config.replicaPullTimeoutMs, deps.log);
+  // Commits reach the replicas from the shards that make them (see src/start/shard-events.ts).
   const replicas = new ReplicationManager({ ...deps, relay }, sourceUrl);
-  deps.hosted.onCommit((e) => replicas.onCommit(e));
   return { tokenVerifier, relay, replicas };
+}
+
+/** The node's metrics: this process's parts', and every shard's merged in at each scrape. */
+function metricsOf(config: Config, parts: Parameters<typeof watchParts>[1] & { shards: NodeShards }) {
+  const metrics = new ShoalMetrics({ perDatabase: config.metricsPerDatabase ?? false });
+  watchParts(metrics, parts);
+  metrics.addRemoteSource(() => parts.shards.metrics());
+  return metrics;
 }
 
 /** This process among the nodes, and its view of the others. */
@@ -244,6 +238,50 @@ function nodeParts(
   return { placement, peers };
 }
 
+/** The parts built over the replicas and the shards: leases and failover, metrics, readiness, backups. */
+function laterParts(
+  config: Config,
+  p: {
+    instances: InstanceLifecycle;
+    store: Store;
+    files: InstanceFiles;
+    shards: NodeShards;
+    replicas: ReplicationManager;
+    directory: DatabaseDirectory;
+    meter: UsageMeter;
+    placement: LocalNode;
+    log: Logger;
+  },
+) {
+  const { instances, store, files, shards, replicas, directory, meter, placement, log } = p;
+  const primaries = primaryParts(config, {
+    store,
+    files,
+    runtimes: shards,
+    replicas,
+    directory,
+    log,
+    placement,
+  });
+  const shipping = shards.shipping;
+  return {
+    ...primaries,
+    metrics: metricsOf(config, { files, meter, replicas, shards }),
+    readiness: readinessProbes(config, store),
+    heldPrimaries: new HeldPrimaryList({ store, files, placement, log }, 1000),
+    backups: backupService(config, {
+      store,
+      files,
+      shipping,
+      runtimes: shards,
+      placement,
+      instances,
+      replicas,
+      log,
+    }),
+  };
+}
+
 /**
  * Builds every part over an open store, each after what it needs: nothing is filled in later.
  * Nothing listens and no timer starts here. The one value known only later, the address replicas
@@ -257,31 +295,36 @@ export async function wire(config: Config, store: Store, log: Logger): Promise<W
   // time to a new month) reaches every part at once, as it did when they all shared one object.
   const time = { now: systemClock };
   const clock: Clock = () => time.now();
-  const { files, hosted, dumps } = engineParts(config);
+  const files = new InstanceFiles(path.join(config.dataDir, "locations"));
+  const dumps = new DumpFiles(path.join(config.dataDir, "dumps"));
   const directory = new DatabaseDirectory(store);
   const meter = new UsageMeter(store, systemClock, log, (location, dbId) => files.sizeOf(location, dbId));
   const nodeId = config.nodeId ?? (await loadOrCreateNodeId(config.dataDir));
   const { placement, peers } = nodeParts(store, log, clock, nodeId, dbTokenKey, directory);
+  const { supervisor, shards } = shardParts(config, nodeId, files, log, () => [...placement.locations]);
+  // Statements run in the shards, which count them; each flush collects their counts first.
+  meter.collectFrom(() => shards.usage());
   let sourceUrl = "";
   let backups: BackupService | undefined;
   const seeder = seederOf(config, () => backups);
-  const base = { files, hosted, directory, dbTokenKey, clock, log, peers, seeder };
-  const { tokenVerifier, relay, replicas } = replicationParts(config, base, apiTokenKey, () => sourceUrl);
-  const services = hostingServices({ store, files, hosted, dumps, directory, replicas, clock, log });
+  const base = { files, primaries: shards, directory, dbTokenKey, clock, log, peers, seeder };
+  // This node's replicas sync from the shard serving their primary, on its internal port.
+  const syncFrom = (dbId?: string) => (dbId ? shards.urlOf(dbId) : sourceUrl);
+  const { tokenVerifier, relay, replicas } = replicationParts(config, base, apiTokenKey, syncFrom);
+  const services = hostingServices({ store, files, shards, directory, replicas, clock, log });
   const { instances } = services;
-  const primaries = primaryParts(config, {
+  const later = laterParts(config, {
+    instances,
     store,
     files,
-    hosted,
+    shards,
     replicas,
     directory,
-    log,
+    meter,
     placement,
+    log,
   });
-  const metrics = new ShoalMetrics({ perDatabase: config.metricsPerDatabase ?? false });
-  watchParts(metrics, { hosted, files, meter, replicas });
-  const readiness = readinessProbes(config, store);
-  backups = backupService(config, { store, files, hosted, placement, instances, replicas, log }, metrics);
+  backups = later.backups;
   const parts: Parts = {
     store,
     get clock() {
@@ -297,8 +340,8 @@ export async function wire(config: Config, store: Store, log: Logger): Promise<W
     dbTokenKey,
     catalogue: new LocationCatalogue(config.locations),
     files,
-    hosted,
-    keys: keyCacheOf(config, files, hosted, replicas),
+    shards,
+    supervisor,
     dumps,
     directory,
     meter,
@@ -310,11 +353,8 @@ export async function wire(config: Config, store: Store, log: Logger): Promise<W
     // Every node shares the database-token key, hence this secret (see dataplane/forward/proof.ts).
     clientProof: new ClientProof(await derivedSecret(keys, "db-tokens", "data-plane forwarding")),
     peers,
-    ...primaries,
     ...services,
-    readiness,
-    metrics,
-    backups,
+    ...later,
   };
   return {
     parts,

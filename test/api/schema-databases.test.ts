@@ -1,6 +1,9 @@
+import path from "node:path";
 import { createClient, type Client as SqlClient } from "@libsql/client";
 import { createClient as createApiClient } from "@tursodatabase/api";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { HostedDatabases } from "../../src/engine/hosted-databases.js";
+import { InstanceFiles } from "../../src/engine/instance-files.js";
 import { readSchema, schemaFingerprint } from "../../src/engine/schema-copy.js";
 import { schemaJournal } from "../../src/hosting/schema-propagation.js";
 import { mintToken } from "../helpers/dataplane.js";
@@ -180,22 +183,23 @@ describe("schema databases and the databases following them", () => {
     const { deps } = h.shoal;
     const parentRow = (await u.api.get(`${dbs()}/tenant-schema`)).body.database;
     const placed = await deps.store.read((r) => r.databases.findById(parentRow.DbId));
-    // A change committed and journaled, whose propagation never ran (as if the process stopped).
-    const hosted = deps.hosted.of(placed!.primary_location, placed!.id);
-    const lock = hosted.writeLock;
-    const owner = {};
-    await lock.acquire(owner, 5000);
-    const conn = hosted.checkout();
-    conn.exec("CREATE TABLE added_offline (v)");
-    hosted.afterWrite(conn);
-    schemaJournal(deps, placed!).append({
-      at: Date.now(),
-      statements: ["CREATE TABLE added_offline (v)"],
-      fingerprint: schemaFingerprint(readSchema(conn)),
+    // A change committed and journaled, whose propagation never ran: the process stopped between
+    // the two. It is made here with the engine itself, while the node is stopped.
+    await h.restart(async () => {
+      const files = new InstanceFiles(path.join(h.dataDir, "locations"));
+      const engine = new HostedDatabases({ maxOpen: 4, synchronous: "NORMAL" }, files);
+      const hosted = engine.of(placed!.primary_location, placed!.id);
+      const conn = hosted.checkout();
+      conn.exec("CREATE TABLE added_offline (v)");
+      hosted.afterWrite(conn);
+      schemaJournal({ files }, placed!).append({
+        at: Date.now(),
+        statements: ["CREATE TABLE added_offline (v)"],
+        fingerprint: schemaFingerprint(readSchema(conn)),
+      });
+      hosted.checkin(conn);
+      await engine.closeAll();
     });
-    hosted.checkin(conn);
-    lock.release(owner);
-    await h.restart();
     const b = createClient({
       url: `${h.url}/db/${org}/tenant-b/`,
       authToken: await mintToken(u, org, "tenant-b"),

@@ -22,7 +22,7 @@ describe("many databases on one node", () => {
       await c.execute("CREATE TABLE t (x)");
       await c.execute("INSERT INTO t VALUES (1)");
       c.close();
-      expect(h.shoal.deps.hosted.stats().open).toBeLessThanOrEqual(6);
+      expect((await h.shoal.deps.shards.stats()).open).toBeLessThanOrEqual(6);
     }
     // Every database still answers, reopened on demand.
     const token = await mintToken(first.user, first.org, names[0]!);

@@ -58,11 +58,8 @@ function query(image: Buffer, sql: string): unknown {
   }
 }
 
-const rollover = (db: TestDatabase) => {
-  const hosted = h.shoal.deps.hosted.of("aws-us-east-1", db.id);
-  const conn = hosted.checkout();
-  expect(h.shoal.deps.hosted.rollover(hosted, conn)).toBe(true);
-  hosted.checkin(conn);
+const rollover = async (db: TestDatabase) => {
+  expect(await h.shoal.deps.shards.rollover("aws-us-east-1", db.id)).toBe(true);
 };
 
 describe("pull-updates answers", () => {
@@ -106,7 +103,7 @@ describe("pull-updates answers", () => {
     const { db, remote, base } = await filledDatabase(300);
     const first = await pullRaw(base, db.token);
     await remote.execute("INSERT INTO t (v) VALUES ('one')");
-    rollover(db);
+    await rollover(db);
     await remote.execute("INSERT INTO t (v) VALUES ('two')");
     await h.restart();
     const after = await pullRaw(`${h.url}/db/${db.org}/${db.name}`, db.token, {
@@ -132,8 +129,8 @@ describe("pull-updates answers", () => {
 
     const first = await pullRaw(base, db.token);
     await remote.execute("INSERT INTO t (v) VALUES ('later')");
-    rollover(db);
-    h.shoal.deps.hosted.of("aws-us-east-1", db.id).frameLog.prune(Date.now() + 1000, 0);
+    await rollover(db);
+    await h.shoal.deps.shards.pruneLog("aws-us-east-1", db.id, Date.now() + 1000, 0);
     const pruned = await pullRaw(base, db.token, { clientRevision: first.header.revision });
     expect(pruned.pages.size).toBe(pruned.header.dbPages);
     expect(query(apply(pruned), "SELECT count(*) FROM t")).toEqual([[21]]);
@@ -180,7 +177,7 @@ describe("pull-updates answers", () => {
   });
 });
 
-const waiters = () => h.shoal.dataPlane.pullWaiters();
+const waiters = async () => (await h.shoal.deps.shards.streams()).pullWaiters;
 
 describe("pull-updates selectors and revisions", () => {
   it("sends only the pages a Roaring bitmap selects (array, run and bitmap containers)", async () => {
@@ -208,7 +205,7 @@ describe("pull-updates selectors and revisions", () => {
     expect(pinned.header.revision).toBe(then.header.revision);
     expect(query(apply(pinned), "SELECT count(*) FROM t")).toEqual([[10]]);
 
-    rollover(db);
+    await rollover(db);
     const gone = await pullRaw(base, db.token, { serverRevision: then.header.revision });
     expect(gone.status).toBe(400);
     expect(gone.error?.code).toBe("REVISION_GONE");

@@ -98,10 +98,7 @@ describe("@tursodatabase/sync 0.7.2 against Shoal", () => {
     const { db, remote, url } = await notesDatabase();
     const local = await connect({ path: folder.file("gen.db"), url, authToken: db.token });
     await remote.execute("INSERT INTO notes (body) VALUES ('before checkpoint')");
-    const hosted = h.shoal.deps.hosted.of("aws-us-east-1", db.id);
-    const conn = hosted.checkout();
-    expect(h.shoal.deps.hosted.rollover(hosted, conn)).toBe(true);
-    hosted.checkin(conn);
+    expect(await h.shoal.deps.shards.rollover("aws-us-east-1", db.id)).toBe(true);
     await remote.execute("INSERT INTO notes (body) VALUES ('after checkpoint')");
     expect(await local.pull()).toBe(true);
     expect(await bodies(local)).toEqual(["first", "before checkpoint", "after checkpoint"]);

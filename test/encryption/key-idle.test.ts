@@ -23,8 +23,8 @@ describe("SHOAL_ENCRYPTION_KEY_IDLE_SECONDS=0", () => {
     for (let i = 0; i < 3; i++) await c.execute({ sql: "INSERT INTO t VALUES (?)", args: [`row ${i}`] });
     expect((await c.execute("SELECT count(*) AS n FROM t")).rows[0]!.n).toBe(3);
     await new Promise((r) => setTimeout(r, 50));
-    expect(h.shoal.deps.keys.size).toBe(0);
-    expect(h.shoal.deps.hosted.stats().open).toBe(0);
+    expect(await h.shoal.deps.shards.keyCount()).toBe(0);
+    expect((await h.shoal.deps.shards.stats()).open).toBe(0);
     const wrong = createClient({ url: db.url, authToken: db.token, remoteEncryptionKey: newKey() });
     await expect(wrong.execute("SELECT 1")).rejects.toMatchObject({ code: "ENCRYPTION_KEY_INVALID" });
   });

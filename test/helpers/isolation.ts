@@ -168,24 +168,68 @@ export function summary(label: string, r: { ms: number[]; errors: unknown[] }): 
   return `${label}: ${r.ms.length} probes, ${r.errors.length} failed, p50 ${f(quantile(r.ms, 0.5))} ms, p99 ${f(quantile(r.ms, 0.99))} ms, max ${f(Math.max(...r.ms))} ms`;
 }
 
-/** A process's resident memory now and at its peak, in bytes (Linux /proc). */
-export function memoryOf(pid: number): { rss: number; peak: number } {
-  const status = readFileSync(`/proc/${pid}/status`, "utf8");
-  const kb = (field: string) =>
-    Number(new RegExp(`^${field}:\\s+(\\d+) kB`, "m").exec(status)?.[1] ?? 0) * 1024;
-  return { rss: kb("VmRSS"), peak: kb("VmHWM") };
+/** A process and all its descendants (a node and its shards), from Linux's /proc. */
+export function processTree(pid: number): number[] {
+  const parent = new Map<number, number>();
+  for (const name of readdirSync("/proc")) {
+    if (!/^\d+$/.test(name)) continue;
+    try {
+      // Field 4 of stat, after the command in parentheses (which may hold spaces).
+      const stat = readFileSync(`/proc/${name}/stat`, "utf8");
+      parent.set(Number(name), Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1]));
+    } catch {
+      // Ended meanwhile.
+    }
+  }
+  const tree = [pid];
+  for (let i = 0; i < tree.length; i++) for (const [child, p] of parent) if (p === tree[i]) tree.push(child);
+  return tree;
 }
 
-/** Descriptors a process has open now (Linux /proc), or those on files whose path contains `naming`. */
-export function descriptorsOf(pid: number, naming?: string): number {
-  const fds = readdirSync(`/proc/${pid}/fd`);
-  if (naming === undefined) return fds.length;
-  let n = 0;
-  for (const fd of fds) {
+/**
+ * Resident memory of a process and its descendants together, now and at their peaks (each
+ * process's peak added up: at least what they ever held at once), in bytes (Linux /proc).
+ */
+export function memoryOf(pid: number): { rss: number; peak: number } {
+  let rss = 0;
+  let peak = 0;
+  for (const p of processTree(pid)) {
     try {
-      if (readlinkSync(`/proc/${pid}/fd/${fd}`).includes(naming)) n++;
+      const status = readFileSync(`/proc/${p}/status`, "utf8");
+      const kb = (field: string) =>
+        Number(new RegExp(`^${field}:\\s+(\\d+) kB`, "m").exec(status)?.[1] ?? 0) * 1024;
+      rss += kb("VmRSS");
+      peak += kb("VmHWM");
     } catch {
-      // Closed meanwhile.
+      // Ended meanwhile.
+    }
+  }
+  return { rss, peak };
+}
+
+/**
+ * Descriptors a process and its descendants have open now (Linux /proc), or those on files
+ * whose path contains `naming`.
+ */
+export function descriptorsOf(pid: number, naming?: string): number {
+  let n = 0;
+  for (const p of processTree(pid)) {
+    let fds: string[];
+    try {
+      fds = readdirSync(`/proc/${p}/fd`);
+    } catch {
+      continue;
+    }
+    if (naming === undefined) {
+      n += fds.length;
+      continue;
+    }
+    for (const fd of fds) {
+      try {
+        if (readlinkSync(`/proc/${p}/fd/${fd}`).includes(naming)) n++;
+      } catch {
+        // Closed meanwhile.
+      }
     }
   }
   return n;

@@ -18,8 +18,11 @@ export interface TestShoal {
   metadataUrl: string | undefined;
   adminToken: string;
   shoal: Shoal;
-  /** Stops the service and starts it again on the same data folder and port. */
-  restart(): Promise<void>;
+  /**
+   * Stops the service and starts it again on the same data folder and port; `whileStopped` runs
+   * in between (a test changing files as only a stopped node may).
+   */
+  restart(whileStopped?: () => Promise<void>): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -108,9 +111,10 @@ export async function startTestShoal(
     metadataUrl,
     adminToken: config.adminToken ?? "",
     shoal,
-    async restart() {
+    async restart(whileStopped) {
       const port = shoal.port;
       await shoal.close();
+      await whileStopped?.();
       shoal = await startShoal({ ...config, port }, opts);
       await shoal.reconciled;
       h.shoal = shoal;

@@ -5,8 +5,11 @@ import { describe, expect, it } from "vitest";
 const SRC = path.resolve(import.meta.dirname, "../../src");
 const DOMAIN = path.join(SRC, "domain");
 
-/** Everything that must not be imported from below: the process's entry and its assembly. */
-const TOP = ["start", "main.ts"];
+/**
+ * Everything that must not be imported from below: the process's entry and its assembly, and the
+ * node's shard processes (their supervision, and the composition of a shard).
+ */
+const TOP = ["start", "main.ts", "shards"];
 /**
  * house-style.md: data flows api/dataplane -> domain -> store/engine; nothing below imports upward.
  * The hosting services implement ports the domain declares, beside it; replication likewise; only
@@ -38,6 +41,8 @@ const FORBIDDEN: Record<string, string[]> = {
     ...TOP,
   ],
   start: ["main.ts", "cli"],
+  // The shard processes: assembled like a node (src/start), which starts and feeds them.
+  shards: ["api", "cli", "start", "main.ts"],
 };
 const FORBIDDEN_PACKAGES: Record<string, RegExp> = {
   api: /^(libsql|kysely|pg)$/,
@@ -146,14 +151,13 @@ describe("module layering", () => {
     expect(circles(graph)).toEqual([]);
   });
 
-  it("reads process.env only in the two composition roots (main.ts, cli/main.ts) and config.ts", () => {
+  it("reads process.env only in the composition roots (main.ts, cli/main.ts, a shard's entry) and config.ts", () => {
+    const roots = ["main.ts", "config.ts", path.join("cli", "main.ts"), path.join("shards", "shard-main.ts")];
     const readers = [...files(SRC)]
       .filter((f) => readFileSync(f, "utf8").includes("process.env"))
       .map((f) => path.relative(SRC, f))
       .sort();
-    expect(readers.filter((f) => !["main.ts", "config.ts", path.join("cli", "main.ts")].includes(f))).toEqual(
-      [],
-    );
+    expect(readers.filter((f) => !roots.includes(f))).toEqual([]);
   });
 });
 

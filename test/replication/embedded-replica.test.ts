@@ -39,10 +39,7 @@ describe("embedded replicas of a Shoal database (libsql package, sync protocol v
     expect(await r.query("SELECT count(*) FROM t")).toEqual([[6]]);
 
     // End the generation on the primary (a checkpoint), then write more.
-    const hosted = h.shoal.deps.hosted.of("aws-us-east-1", db.id);
-    const conn = hosted.checkout();
-    expect(h.shoal.deps.hosted.rollover(hosted, conn)).toBe(true);
-    hosted.checkin(conn);
+    expect(await h.shoal.deps.shards.rollover("aws-us-east-1", db.id)).toBe(true);
     await c.execute("INSERT INTO t (v) VALUES ('p7')");
     await r.sync();
     expect(await r.query("SELECT v FROM t ORDER BY id")).toContainEqual(["p7"]);

@@ -76,6 +76,8 @@ describe("data-plane log lines", () => {
       }),
     });
     expect(r.status).toBe(200);
+    // The shard serving the database logs it; its lines reach the node's log a moment later.
+    await expect.poll(() => requestLine("dp-log-1")).toBeDefined();
     expect(requestLine("dp-log-1")).toMatchObject({
       method: "POST",
       endpoint: "pipeline",

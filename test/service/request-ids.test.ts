@@ -102,6 +102,7 @@ describe("request ids on the management API", () => {
     expect(r.status).toBe(500);
     const id = r.headers.get("x-request-id")!;
     expect(r.body).toEqual({ error: `internal error (request ${id})` });
+    await expect.poll(() => linesOf(id).find((l) => l.level === 50)).toBeDefined();
     const cause = linesOf(id).find((l) => l.level === 50);
     expect(cause).toMatchObject({ msg: "unhandled error", err: { message: expect.any(String) } });
   });

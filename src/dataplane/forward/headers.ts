@@ -24,8 +24,11 @@ function listedIn(connection: string | undefined): Set<string> {
 }
 
 export interface ForwardingMarks {
-  /** This node's id, so the holder never forwards the request again. */
-  self: string;
+  /**
+   * This node's id, so the holder never forwards the request again. Absent on a request sent on
+   * between two processes of one node (src/shards/hop.ts): for the node, it was never forwarded.
+   */
+  self?: string;
   /** The signed client address (`ClientProof.sign`). */
   proof: string;
   /** The client's address, appended to `X-Forwarded-For` for the holder's logs and proxies. */
@@ -53,19 +56,22 @@ export function requestHeaders(
   const before = incoming["x-forwarded-for"];
   const chain = Array.isArray(before) ? before.join(", ") : before;
   if (marks.peer !== undefined) out["x-forwarded-for"] = chain ? `${chain}, ${marks.peer}` : marks.peer;
-  out[FORWARDED_BY] = marks.self;
+  if (marks.self !== undefined) out[FORWARDED_BY] = marks.self;
   out[CLIENT_PROOF] = marks.proof;
   out["x-request-id"] = marks.requestId;
   return out;
 }
 
-/** The holder's answer headers, for the client: its own, less the hop-by-hop ones. */
-export function responseHeaders(incoming: IncomingHttpHeaders, servedBy: string): OutgoingHttpHeaders {
+/** The holder's answer headers, for the client: its own, less the hop-by-hop ones (and the holder named). */
+export function responseHeaders(
+  incoming: IncomingHttpHeaders,
+  servedBy: string | undefined,
+): OutgoingHttpHeaders {
   const listed = listedIn(incoming.connection);
   const out: OutgoingHttpHeaders = {};
   for (const [name, value] of Object.entries(incoming)) {
     if (value !== undefined && !DROP_RESPONSE.has(name) && !listed.has(name)) out[name] = value;
   }
-  out["x-shoal-served-by"] = servedBy;
+  if (servedBy !== undefined) out["x-shoal-served-by"] = servedBy;
   return out;
 }

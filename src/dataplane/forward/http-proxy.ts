@@ -126,7 +126,7 @@ function sendOn(
     res.writeHead(
       answer.statusCode ?? 502,
       answer.statusMessage,
-      responseHeaders(answer.headers, to.holder.id),
+      responseHeaders(answer.headers, marks.self === undefined ? undefined : to.holder.id),
     );
     answer.pipe(res);
     answer.on("error", () => res.destroy());

@@ -5,7 +5,7 @@ import { rowBytes } from "../../engine/execute.js";
 import type { HostedDatabases } from "../../engine/hosted-databases.js";
 import { splitStatements } from "../../engine/sql-lexer.js";
 import { statementParameters } from "../../engine/sql-params.js";
-import type { UsageMeter } from "../../hosting/usage-meter.js";
+import type { UsageRecorder } from "../../hosting/usage-tally.js";
 import type { DataPlanePeers } from "../replica-notify.js";
 import { forbiddenUse, orgBlocked } from "./authorize.js";
 import { HranaError, toHranaError } from "./errors.js";
@@ -17,7 +17,7 @@ import type { BatchOutcome, DescribeResult, SqlStream } from "./stream.js";
 export interface LocationServices {
   replicas: ReplicaPort;
   hosted: HostedDatabases;
-  meter: UsageMeter;
+  meter: UsageRecorder;
   /** How long a read waits for the replica to have this stream's own write before reading at the primary. */
   readYourWritesMs: number;
   /** Which locations this node holds (absent: all of them). */

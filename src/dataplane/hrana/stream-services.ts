@@ -1,7 +1,7 @@
 import type { DataAccess } from "../../domain/data-access/open.js";
 import type { EngineConnection } from "../../engine/connection.js";
 import type { HostedDatabases } from "../../engine/hosted-databases.js";
-import type { UsageMeter } from "../../hosting/usage-meter.js";
+import type { UsageRecorder } from "../../hosting/usage-tally.js";
 import type { AttachTarget } from "./authorize.js";
 import type { StreamCounts } from "./stream-limits.js";
 
@@ -16,7 +16,7 @@ export interface StreamLimits {
 export interface StreamServices {
   /** The databases this node runs; a stream's connection, write lock and frame log are its database's. */
   hosted: HostedDatabases;
-  meter: UsageMeter;
+  meter: UsageRecorder;
   limits: StreamLimits;
   /** Open streams per database, held to their limit. */
   streamCounts: StreamCounts;

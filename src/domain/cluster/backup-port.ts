@@ -44,7 +44,7 @@ export interface RestorePointsView {
 export interface BackupOperations {
   readonly bucketUrl: string;
   readonly intervalMs: number;
-  status(): { delayMs: number; databases: DatabaseBackupState[] };
+  status(): Promise<{ delayMs: number; databases: DatabaseBackupState[] }>;
   points(dbId: string): Promise<RestorePointsView | undefined>;
   /**
    * Rebuilds a primary this node holds from the bucket (the latest shipped point, or the state at

@@ -44,7 +44,7 @@ export async function backupStatus(ctx: BackupCtx): Promise<BackupStatusView> {
   const node = ctx.deps.placement.nodeId;
   const b = ctx.deps.backups;
   if (!b) return { enabled: false, node, bucket: null, intervalMs: null, delayMs: 0, databases: [] };
-  const status = b.status();
+  const status = await b.status();
   const databases = await ctx.deps.store.read(async (r) => {
     const out: DatabaseBackupView[] = [];
     for (const d of status.databases) {

@@ -39,6 +39,18 @@ export class LocalNode implements Placement {
     return this.id;
   }
 
+  private readonly watchers: Array<(held: ReadonlySet<string>) => void> = [];
+
+  /** Calls `fn` whenever the locations this node holds change (its join, a takeover of its record). */
+  onChange(fn: (held: ReadonlySet<string>) => void): void {
+    this.watchers.push(fn);
+  }
+
+  private setHeld(held: ReadonlySet<string>): void {
+    this.held = held;
+    for (const fn of this.watchers) fn(held);
+  }
+
   /** Locations this node holds, as of its start. */
   get locations(): ReadonlySet<string> {
     return this.held;
@@ -63,20 +75,22 @@ export class LocalNode implements Placement {
     const at = isoTime(now);
     const before = await this.store.read((r) => r.nodes.find(this.id));
     const twin = before && before.url !== url && isLive(before, now) && (await answers(before.url));
-    this.held = new Set(
-      await this.store.write(async (r) => {
-        const existing = await r.nodes.find(this.id);
-        if (twin && existing) {
-          const ago = Math.round((now.getTime() - Date.parse(existing.heartbeat_at)) / 1000);
-          throw new NodeStartError(
-            `node id ${this.id} is in use by a live node at ${existing.url} (last heartbeat ${ago} s ago): ` +
-              "give each process its own SHOAL_NODE_ID or data folder",
-          );
-        }
-        await r.nodes.register({ id: this.id, url, version, started_at: at, heartbeat_at: at });
-        await r.nodes.claim(this.id, offered, at);
-        return r.nodes.locationsOf(this.id);
-      }),
+    this.setHeld(
+      new Set(
+        await this.store.write(async (r) => {
+          const existing = await r.nodes.find(this.id);
+          if (twin && existing) {
+            const ago = Math.round((now.getTime() - Date.parse(existing.heartbeat_at)) / 1000);
+            throw new NodeStartError(
+              `node id ${this.id} is in use by a live node at ${existing.url} (last heartbeat ${ago} s ago): ` +
+                "give each process its own SHOAL_NODE_ID or data folder",
+            );
+          }
+          await r.nodes.register({ id: this.id, url, version, started_at: at, heartbeat_at: at });
+          await r.nodes.claim(this.id, offered, at);
+          return r.nodes.locationsOf(this.id);
+        }),
+      ),
     );
     this.startedAt = at;
     this.timer = setInterval(() => {
@@ -112,7 +126,7 @@ export class LocalNode implements Placement {
       this.timer = undefined;
       // Its locations may be another node's now: this process makes and serves no files any more
       // (management calls for them are forwarded, data-plane requests refused) until restarted.
-      this.held = new Set();
+      this.setHeld(new Set());
     } catch (e) {
       this.log.warn({ err: e, node: this.id }, "heartbeat failed; will retry");
     }

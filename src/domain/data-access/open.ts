@@ -149,7 +149,7 @@ async function refuseForeign(
   const exists =
     "id" in scope
       ? (await deps.directory.find({ id: scope.id })) !== undefined
-      : (await deps.store.read((r) => r.groups.findById(scope.groupId))) !== undefined;
+      : await deps.directory.groupExists(scope.groupId);
   if (!exists) {
     throw dataAccessErrors.ownerDeleted("id" in scope ? "database" : "group");
   }

@@ -2,7 +2,7 @@ import type { InstanceFiles } from "../../engine/instance-files.js";
 import type { SigningKey } from "../../lib/signing-keys.js";
 import type { DatabaseForDataPlane } from "../../store/databases.js";
 import type { Ctx } from "../core/context.js";
-import type { BasePorts, DataPlaneCache, Placement, StoreAccess } from "../core/ports.js";
+import type { BasePorts, DataPlaneCache, Placement } from "../core/ports.js";
 import type { DbTokenVerifier } from "./token-verifier.js";
 
 /** What the verbs minting and revoking database and group tokens reach. */
@@ -16,7 +16,6 @@ export type DbTokenCtx = Ctx<DbTokenPorts>;
 
 /** What deciding a data-plane request's access reaches (`open.ts`). */
 export interface DataAccessPorts {
-  store: StoreAccess;
   directory: DatabaseLookup;
   tokenVerifier: DbTokenVerifier;
   placement: Placement;
@@ -32,6 +31,8 @@ export interface DatabaseLookup {
   peek(locator: DatabaseLocator): DataPlaneDatabase | undefined;
   /** File of a database's primary instance. */
   pathOf(d: DatabaseForDataPlane, files: Pick<InstanceFiles, "path">): string;
+  /** Whether a group exists (a token of a deleted group is told so). */
+  groupExists(groupId: string): Promise<boolean>;
 }
 
 /** How a data-plane request names its database: by hostname label, by path, or by id. */

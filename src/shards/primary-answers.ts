@@ -1,0 +1,57 @@
+import type { HolderLookup } from "../dataplane/forward/forwarder.js";
+import type { DataPlanePeers } from "../dataplane/replica-notify.js";
+import type { ReplicaPort } from "../domain/core/ports.js";
+import type { DatabaseLookup } from "../domain/data-access/ports.js";
+import type { CommitEvent } from "../engine/hosted-databases.js";
+import type { HeldPrimaryList } from "../hosting/backup-source.js";
+import type { PrimaryLeases } from "../hosting/primary-leases.js";
+import type { UploadInstaller } from "../hosting/upload-installer.js";
+import type { PrimaryMethods, ShardEvents } from "./protocol.js";
+import type { Supervisor } from "./supervisor.js";
+
+/** The node's parts a shard reaches through its primary process. */
+export interface PrimaryAnswerParts {
+  directory: DatabaseLookup;
+  holders: HolderLookup;
+  peers: DataPlanePeers;
+  replicas: ReplicaPort & {
+    onCommit(e: CommitEvent): void;
+    closeReaders(dbId: string): void;
+  };
+  leases: Pick<PrimaryLeases, "acquire" | "view">;
+  uploads: Pick<UploadInstaller, "install">;
+  heldPrimaries: Pick<HeldPrimaryList, "current">;
+  schema: { propagate(parentId: string): void };
+}
+
+/** What the node answers its shards. */
+export function primaryAnswers(parts: PrimaryAnswerParts): PrimaryMethods {
+  return {
+    // A shard asks when its own cache has no fresh record: read the store, as the node's cache would.
+    find: (locator) => parts.directory.reload(locator),
+    groupExists: (groupId) => parts.directory.groupExists(groupId),
+    holderOf: async (location) => parts.holders.of(location),
+    peerUrl: (location) => parts.peers.urlOf(location),
+    verifyPeer: (token) => parts.peers.verify(token),
+    replicaWaitFor: (dbId, location, index, timeoutMs) =>
+      parts.replicas.waitFor(dbId, location, index, timeoutMs),
+    replicaQuery: (dbId, location, sql, args, key) => parts.replicas.query(dbId, location, sql, args, key),
+    async leaseAcquire(groupId) {
+      await parts.leases.acquire(groupId);
+      return parts.leases.view(groupId);
+    },
+    installUpload: (target, file) => parts.uploads.install(target, file),
+    heldPrimaries: (fresh) => parts.heldPrimaries.current(fresh),
+  };
+}
+
+/** What the node does with its shards' news: commits to replicate, replicas' progress, schema changes. */
+export function followShards(supervisor: Supervisor, parts: PrimaryAnswerParts): void {
+  supervisor.on("commit", (e) => parts.replicas.onCommit(e as ShardEvents["commit"]));
+  supervisor.on("observe", (d) => {
+    const o = d as ShardEvents["observe"];
+    parts.replicas.observe(o.dbId, o.location, o.index);
+  });
+  supervisor.on("schema", (d) => parts.schema.propagate((d as ShardEvents["schema"]).parentId));
+  supervisor.on("keyForgotten", (d) => parts.replicas.closeReaders(d as ShardEvents["keyForgotten"]));
+}

@@ -1,0 +1,73 @@
+import type { IncomingMessage, ServerResponse } from "node:http";
+import type { Duplex } from "node:stream";
+import type { PullRelay } from "../dataplane/forward/pull-relay.js";
+import type { DataPlanePeers } from "../dataplane/replica-notify.js";
+import { notifyReplica } from "../dataplane/replica-notify.js";
+import { observeRequest } from "../dataplane/request-log.js";
+import type { DataRoute } from "../dataplane/routing.js";
+import type { Placement, ReplicaPort } from "../domain/core/ports.js";
+import type { DatabaseLookup } from "../domain/data-access/ports.js";
+import type { Logger } from "../lib/logger.js";
+import type { ShoalMetrics } from "../metrics/metrics.js";
+import type { Hop } from "./hop.js";
+import type { InternalPorts } from "./protocol.js";
+import { servedByPrimary, targetOf } from "./targets.js";
+
+export interface PrimaryDataPlaneParts {
+  directory: DatabaseLookup;
+  placement: Placement;
+  replicas: ReplicaPort;
+  peers: DataPlanePeers;
+  relay: Pick<PullRelay, "handle">;
+  log: Logger;
+  metrics: Pick<ShoalMetrics, "dataRequest">;
+}
+
+/** What the node's primary process does with a data-plane request. */
+export interface PrimaryDataPlane {
+  handle(req: IncomingMessage, res: ServerResponse, route: DataRoute): void;
+  upgrade(req: IncomingMessage, socket: Duplex, head: Buffer, route: DataRoute): void;
+  close(): void;
+}
+
+/**
+ * The data plane as the node's primary process serves it: the node's own replication traffic
+ * (another node's "pull now" notices, and this node's replicas pulling through the relay) here,
+ * and every request about a database sent on to the shard owning it. Requests reach this process
+ * only on connections whose first request was for it (the management API, say).
+ */
+export function primaryDataPlane(
+  parts: PrimaryDataPlaneParts,
+  hop: Hop,
+  shards: { count: number; ports: () => InternalPorts },
+): PrimaryDataPlane {
+  const portOf = (index: number) => shards.ports().shards[index]!;
+  return {
+    handle(req, res, route) {
+      if (!servedByPrimary(route, req.method)) {
+        const t = targetOf(route, parts.directory, shards.count, req.method);
+        const go = (target: Awaited<typeof t>) =>
+          target.kind === "shard" ? hop.http(req, res, portOf(target.index)) : undefined;
+        if (t instanceof Promise) void t.then(go);
+        else go(t);
+        return;
+      }
+      observeRequest(req, res, route, parts);
+      const id = (route.locator as { id: string }).id;
+      if (route.path === "/notify") void notifyReplica(req, res, id, parts);
+      else void parts.relay.handle(req, res, id, route.path);
+    },
+    upgrade(req, socket, head, route) {
+      const t = targetOf(route, parts.directory, shards.count);
+      const go = (target: Awaited<typeof t>) => {
+        if (target.kind === "shard") hop.upgrade(req, socket, head, portOf(target.index));
+        else socket.end("HTTP/1.1 404 Not Found\r\nConnection: close\r\n\r\n");
+      };
+      if (t instanceof Promise) void t.then(go);
+      else go(t);
+    },
+    close() {
+      hop.closeAll();
+    },
+  };
+}

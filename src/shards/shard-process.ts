@@ -1,0 +1,139 @@
+import { type ChildProcess, fork } from "node:child_process";
+import type { Socket } from "node:net";
+import path from "node:path";
+import { createInterface } from "node:readline";
+import { fileURLToPath } from "node:url";
+import { Channel } from "./channel.js";
+import type { PrimaryMethods, ShardInit, ShardMethods } from "./protocol.js";
+
+const HERE = path.dirname(fileURLToPath(import.meta.url));
+/** Run from the sources (tests, `npm run dev`), a shard runs its TypeScript through tsx too. */
+const FROM_SOURCES = fileURLToPath(import.meta.url).endsWith(".ts");
+const ENTRY = path.join(HERE, FROM_SOURCES ? "shard-main.ts" : "shard-main.js");
+
+/**
+ * Takes a socket this process read from out of its hands, with every byte read so far: the head
+ * given, and whatever arrived after it into the stream's buffer. Its reading stops first, in this
+ * same turn of the event loop: once sent, what this process's handle would read is dropped
+ * (node sets its `onread` to nothing), so the bytes must stay in the kernel for the shard.
+ */
+function detach(socket: Socket, head: Buffer | undefined): Buffer | undefined {
+  const parts: Buffer[] = head ? [head] : [];
+  for (let chunk = socket.read() as Buffer | null; chunk !== null; chunk = socket.read() as Buffer | null)
+    parts.push(chunk);
+  (socket as unknown as { _handle?: { readStop?(): number } })._handle?.readStop?.();
+  return parts.length === 0 ? undefined : parts.length === 1 ? parts[0] : Buffer.concat(parts);
+}
+
+/** How the shard ended, for the log and for deciding how soon to start it again. */
+export interface ShardExit {
+  code: number | null;
+  signal: NodeJS.Signals | null;
+  /** Killed by the watchdog, not by itself. */
+  killed: boolean;
+}
+
+/**
+ * One shard: a child process running the data plane for the databases it owns. This object is
+ * its parent's end, across restarts: the pipe of calls both ways, the hand-over of connections,
+ * and how the process ended. `start` starts a process; `ready` settles once it serves.
+ */
+export class ShardProcess {
+  private child: ChildProcess | undefined;
+  private channel: Channel<PrimaryMethods, ShardMethods> | undefined;
+  private killedByWatchdog = false;
+  private readonly handlers = new Map<string, (data: unknown) => void>();
+  /** Settles once the current process said it is ready; rejects if it ended before. */
+  ready: Promise<void> = Promise.reject(new Error("not started"));
+  /** Settles when the current process has ended. */
+  exited: Promise<ShardExit> = Promise.resolve({ code: 0, signal: null, killed: false });
+  /** Whether the current process is ready and serving. */
+  serving = false;
+  /** When the current process was started (ms). */
+  startedAt = 0;
+
+  constructor(readonly index: number) {
+    this.ready.catch(() => {});
+  }
+
+  get pid(): number | undefined {
+    return this.child?.pid;
+  }
+
+  get alive(): boolean {
+    return this.child !== undefined && this.child.exitCode === null && this.child.signalCode === null;
+  }
+
+  /** The shard's methods; calls fail with `ChannelClosedError` once it is gone. */
+  get remote() {
+    if (!this.channel) throw new Error(`shard ${this.index} was never started`);
+    return this.channel.remote;
+  }
+
+  start(init: ShardInit, primary: PrimaryMethods, logLines: (line: string) => void): void {
+    const child = fork(ENTRY, [], {
+      execArgv: FROM_SOURCES ? ["--import", "tsx"] : [],
+      serialization: "advanced",
+      stdio: ["ignore", "pipe", "inherit", "ipc"],
+    });
+    this.child = child;
+    this.serving = false;
+    this.startedAt = Date.now();
+    this.killedByWatchdog = false;
+    const channel = new Channel<PrimaryMethods, ShardMethods>(child, primary);
+    this.channel = channel;
+    for (const [name, fn] of this.handlers) channel.on(name, fn);
+    // The shard logs JSON lines on its stdout; they join the node's log as they are.
+    if (child.stdout) createInterface({ input: child.stdout }).on("line", logLines);
+    this.exited = new Promise((resolve) =>
+      child.once("exit", (code, signal) => {
+        this.serving = false;
+        channel.close(`shard ${this.index} ended`);
+        resolve({ code, signal, killed: this.killedByWatchdog });
+      }),
+    );
+    this.ready = new Promise<void>((resolve, reject) => {
+      channel.on("ready", () => {
+        this.serving = true;
+        resolve();
+      });
+      void this.exited.then((e) =>
+        reject(new Error(`shard ${this.index} ended before it was ready (${e.signal ?? `exit ${e.code}`})`)),
+      );
+    });
+    this.ready.catch(() => {});
+    channel.emit("init", init);
+  }
+
+  /** Follows an event of the shard's, across its restarts. */
+  on(event: string, fn: (data: unknown) => void): void {
+    this.handlers.set(event, fn);
+    this.channel?.on(event, fn);
+  }
+
+  emit(event: string, data: unknown): void {
+    this.channel?.emit(event, data);
+  }
+
+  /** Hands a connection to the shard; false if it can't take it now (ended). */
+  handOver(socket: Socket, head: Buffer | undefined): boolean {
+    if (!this.channel || this.channel.isClosed) return false;
+    return this.channel.handOver(socket, detach(socket, head), 0);
+  }
+
+  /** Ends the shard at once (a watchdog kill: its event loop stopped answering). */
+  kill(): void {
+    if (!this.alive) return;
+    this.killedByWatchdog = true;
+    this.child?.kill("SIGKILL");
+  }
+
+  /** Asks the shard to finish and exit; kills it if it hasn't within `ms`. */
+  async stop(ms: number): Promise<void> {
+    if (!this.alive) return;
+    const timer = setTimeout(() => this.child?.kill("SIGKILL"), ms);
+    this.channel?.emit("stop", null);
+    await this.exited;
+    clearTimeout(timer);
+  }
+}

@@ -1,0 +1,104 @@
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
+import type { Socket } from "node:net";
+import type { Duplex } from "node:stream";
+import type { DataPlane } from "../dataplane/data-plane.js";
+import { routeRequest } from "../dataplane/routing.js";
+import type { DatabaseLookup } from "../domain/data-access/ports.js";
+import type { Logger } from "../lib/logger.js";
+import type { Hop } from "./hop.js";
+import type { InternalPorts } from "./protocol.js";
+import type { Target } from "./router.js";
+import { targetOf } from "./targets.js";
+
+/** Requests still running this long after a shard starts draining are cut off. */
+const DRAIN_DEADLINE_MS = 15_000;
+
+export interface ShardServerParts {
+  index: number;
+  count: number;
+  dbDomain: string;
+  headersTimeoutMs: number;
+  dataPlane: Pick<DataPlane, "handle" | "upgrade">;
+  directory: Pick<DatabaseLookup, "peek" | "find">;
+  hop: Hop;
+  ports: InternalPorts;
+  log: Logger;
+}
+
+/**
+ * A shard's HTTP server. It listens on no port of its own: the node's primary process hands it
+ * connections whose first request is for a database this shard owns (or that arrived on this
+ * shard's internal port). A request on such a connection for anything else (another shard's
+ * database, the management API) is sent on to the process serving it.
+ */
+export class ShardServer {
+  private readonly server: Server;
+  private readonly sockets = new Set<Socket>();
+
+  constructor(private readonly parts: ShardServerParts) {
+    // As the node's own server: headers must arrive in time, slow sockets are checked every second.
+    this.server = createServer(
+      { headersTimeout: parts.headersTimeoutMs, connectionsCheckingInterval: 1000 },
+      (req, res) => this.request(req, res),
+    );
+    this.server.on("upgrade", (req, socket, head: Buffer) => this.upgrade(req, socket, head));
+    // Connections are tracked (headers timeout, idle ones closed) only once "listening".
+    this.server.emit("listening");
+  }
+
+  /** Serves a connection handed over, with the bytes already read from it. */
+  accept(socket: Socket, head: Buffer | undefined): void {
+    this.sockets.add(socket);
+    socket.once("close", () => this.sockets.delete(socket));
+    this.server.emit("connection", socket);
+    if (head && head.length > 0) socket.emit("data", head);
+    socket.resume();
+  }
+
+  /** Lets requests in flight finish (cut after a deadline); kept-alive idle connections close. */
+  async close(): Promise<void> {
+    const deadline = Date.now() + DRAIN_DEADLINE_MS;
+    while (this.sockets.size > 0 && Date.now() < deadline) {
+      this.server.closeIdleConnections();
+      await new Promise((resolve) => setTimeout(resolve, 25));
+    }
+    this.server.closeAllConnections();
+    for (const s of this.sockets) s.destroy();
+    this.server.close();
+  }
+
+  private portOf(t: Target): number {
+    return t.kind === "primary" ? this.parts.ports.primary : this.parts.ports.shards[t.index]!;
+  }
+
+  private mine(t: Target): boolean {
+    return t.kind === "shard" && t.index === this.parts.index;
+  }
+
+  private request(req: IncomingMessage, res: ServerResponse): void {
+    const route = routeRequest(req.headers.host, req.url ?? "/", this.parts.dbDomain);
+    if (!route) {
+      this.parts.hop.http(req, res, this.parts.ports.primary);
+      return;
+    }
+    const go = (t: Target) => {
+      if (this.mine(t)) void this.parts.dataPlane.handle(req, res, route);
+      else this.parts.hop.http(req, res, this.portOf(t));
+    };
+    const t = targetOf(route, this.parts.directory, this.parts.count, req.method);
+    if (t instanceof Promise) void t.then(go);
+    else go(t);
+  }
+
+  private upgrade(req: IncomingMessage, socket: Duplex, head: Buffer): void {
+    const route = routeRequest(req.headers.host, req.url ?? "/", this.parts.dbDomain);
+    if (!route) return void socket.end("HTTP/1.1 404 Not Found\r\nConnection: close\r\n\r\n");
+    const go = (t: Target) => {
+      if (this.mine(t)) this.parts.dataPlane.upgrade(req, socket, head, route);
+      else this.parts.hop.upgrade(req, socket, head, this.portOf(t));
+    };
+    const t = targetOf(route, this.parts.directory, this.parts.count);
+    if (t instanceof Promise) void t.then(go);
+    else go(t);
+  }
+}

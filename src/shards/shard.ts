@@ -1,0 +1,99 @@
+import { flushClosing } from "../engine/handle-release.js";
+import type { Channel } from "./channel.js";
+import type { LeaseView, PrimaryMethods, ShardInit, ShardMethods } from "./protocol.js";
+import { ShardServer } from "./shard-server.js";
+import { type ShardParts, wireShard } from "./shard-wiring.js";
+
+/** How often a shard drops the history its databases no longer need (as the node did). */
+const PRUNE_EVERY_MS = 10 * 60_000;
+
+/** A running shard: what its primary process may ask of it, and how it stops. */
+export interface Shard {
+  methods: ShardMethods;
+  stop(): Promise<void>;
+}
+
+/** The answers a shard gives its primary process, over the databases it owns. */
+function methodsOf(parts: ShardParts, server: ShardServer): ShardMethods {
+  const { hosted, runtimes, content, shipping, metrics, tally, dataPlane } = parts;
+  return {
+    ping: () => "pong",
+    remove: (location, dbId) => hosted.remove(location, dbId),
+    position: (path) => runtimes.positionAt(path),
+    buildContent: (location, id, plan, maxBytes) => content.build(location, id, plan, maxBytes),
+    applySchemaChange: (child, change) => runtimes.applySchemaChange(child, change),
+    swapUpload: (dbId, path, file, name) => runtimes.swapUpload(dbId, path, file, name),
+    swapRestored: (dbId, dbPath, restored, next, name) =>
+      runtimes.swapRestored(dbId, dbPath, restored, next, name),
+    rollover(path) {
+      const db = hosted.at(path);
+      const conn = db.checkout();
+      try {
+        return hosted.rollover(db, conn);
+      } finally {
+        db.checkin(conn);
+      }
+    },
+    prune: (before) => hosted.prune(before),
+    pruneLog: (path, before, keep) => hosted.at(path).frameLog.prune(before, keep).length,
+    keyCount: () => parts.keys.size,
+    stats: () => hosted.stats(),
+    takeUsage: () => tally.take(),
+    metrics: () => metrics.json(),
+    streams: () => ({ open: dataPlane.openStreams(), pullWaiters: dataPlane.pullWaiters() }),
+    backupStart: async () => shipping?.start(),
+    backupStatus: () => (shipping ? shipping.status() : undefined),
+    backupPause: async (dbId) => shipping?.hold(dbId),
+    backupResume: (dbId) => shipping?.release(dbId),
+    backupStop: async () => shipping?.stop(),
+    async drain() {
+      parts.dataPlane.close();
+      parts.hop.closeAll();
+      await server.close();
+    },
+  };
+}
+
+/**
+ * Starts a shard over `init`: its parts, its server for the connections handed to it, its answers
+ * to the primary process, and the events it follows (placement, leases, cache invalidation).
+ */
+export async function startShard(
+  init: ShardInit,
+  channel: Channel<ShardMethods, PrimaryMethods>,
+): Promise<Shard> {
+  const parts = await wireShard(init, channel);
+  const server = new ShardServer({
+    index: init.index,
+    count: init.count,
+    dbDomain: init.config.dbDomain,
+    headersTimeoutMs: init.config.headersTimeoutMs,
+    dataPlane: parts.dataPlane,
+    directory: parts.directory,
+    hop: parts.hop,
+    ports: init.ports,
+    log: parts.log,
+  });
+  channel.onConnection((socket, head) => server.accept(socket, head));
+  channel.on("invalidate", () => parts.directory.invalidate());
+  channel.on("placement", (d) => parts.placement.update((d as { held: string[] }).held));
+  channel.on("leases", (d) => parts.leases.update(d as LeaseView[]));
+  const pruning = setInterval(
+    () => parts.hosted.prune(Date.now() - init.config.historyRetentionHours * 3_600_000),
+    PRUNE_EVERY_MS,
+  );
+  pruning.unref();
+  return {
+    methods: methodsOf(parts, server),
+    async stop() {
+      clearInterval(pruning);
+      parts.dataPlane.close();
+      parts.hop.closeAll();
+      await server.close();
+      await parts.shipping?.stop();
+      await parts.hosted.closeAll();
+      await flushClosing();
+      parts.keys.close();
+    },
+  };
+}

@@ -1,0 +1,273 @@
+import net, { type Server, type Socket } from "node:net";
+import type { Logger } from "../lib/logger.js";
+import { ChannelClosedError, type Remote } from "./channel.js";
+import type { InternalPorts, PrimaryMethods, ShardInit, ShardMethods } from "./protocol.js";
+import { type ShardExit, ShardProcess } from "./shard-process.js";
+
+/** A connection waiting for its shard to be ready (at start, or while it restarts) waits this long at most. */
+const PENDING_MS = 15_000;
+/** How often each shard's event loop is asked to answer. */
+const PING_EVERY_MS = 500;
+/** A shard that keeps ending within this long of its start is started again after a growing pause. */
+const CRASH_LOOP_MS = 10_000;
+const MAX_BACKOFF_MS = 5_000;
+
+export interface SupervisorOptions {
+  count: number;
+  /** What every shard is started with (its index is set per shard). */
+  init: Omit<ShardInit, "index" | "ports" | "held"> & { held: () => string[] };
+  log: Logger;
+  /**
+   * A shard whose event loop doesn't answer for this long is killed and started again: the one
+   * way to stop a statement stuck in the driver on its thread (and its other tenants wait no longer).
+   */
+  watchdogMs: number;
+}
+
+/** What starting the shards needs from the node, once its parts exist. */
+export interface SupervisorStart {
+  /** Takes the connections of the primary process's own internal port. */
+  acceptPrimary(socket: Socket, head: Buffer | undefined): void;
+  /** What the node answers its shards. */
+  answers: PrimaryMethods;
+  /** Where the shards' JSON log lines go. */
+  logLines(line: string): void;
+  /** Tells the node's parts a shard started again (it has nothing but what it is sent). */
+  restarted?(index: number): void;
+}
+
+interface Pending {
+  socket: Socket;
+  head: Buffer | undefined;
+  at: number;
+}
+
+/**
+ * The node's shards: starts them, hands them their connections, keeps them running. A shard that
+ * ends on its own (a crash, a driver panic) or stops answering (the watchdog) is started again at
+ * once, and again after a growing pause if it keeps ending; connections for it wait meanwhile.
+ * Each shard and this process also get an internal loopback port, which requests are sent on
+ * to (hop.ts) and replicas sync from: it stays the same across a shard's restarts.
+ */
+export class Supervisor {
+  readonly shards: ShardProcess[];
+  private readonly pending: Pending[][];
+  private readonly servers: Server[] = [];
+  private ports: InternalPorts = { primary: 0, shards: [] };
+  private started: SupervisorStart | undefined;
+  private stopping = false;
+  private watchdog: NodeJS.Timeout | undefined;
+  private readonly pinging = new Map<number, number>();
+  /** Calls to a shard known to run long on its event loop (a copy, a restore): no watchdog meanwhile. */
+  private readonly excused = new Map<number, number>();
+  private readonly crashes = new Map<number, number>();
+
+  constructor(private readonly opts: SupervisorOptions) {
+    this.shards = Array.from({ length: opts.count }, (_, i) => new ShardProcess(i));
+    this.pending = this.shards.map(() => []);
+    for (const s of this.shards) s.on("excuse", (holding) => this.excuse(s.index, holding === true));
+  }
+
+  get count(): number {
+    return this.shards.length;
+  }
+
+  get internalPorts(): InternalPorts {
+    return this.ports;
+  }
+
+  /** Follows an event of every shard's, across their restarts. */
+  on(event: string, fn: (data: unknown) => void): void {
+    for (const s of this.shards) s.on(event, fn);
+  }
+
+  /** Opens the internal ports, starts every shard and waits until each serves. */
+  async start(start: SupervisorStart): Promise<void> {
+    this.started = start;
+    const shardPorts: number[] = [];
+    for (const s of this.shards)
+      shardPorts.push(await this.internal((socket) => this.deliver(s.index, socket)));
+    const primary = await this.internal((socket) => start.acceptPrimary(socket, undefined));
+    this.ports = { primary, shards: shardPorts };
+    for (const s of this.shards) this.launch(s);
+    await Promise.all(this.shards.map((s) => s.ready));
+    this.watchdog = setInterval(() => this.watch(), PING_EVERY_MS);
+    this.watchdog.unref();
+  }
+
+  /** Hands a connection to shard `index`, now or once it is ready again. */
+  deliver(index: number, socket: Socket, head?: Buffer): void {
+    const shard = this.shards[index]!;
+    if (shard.serving && shard.handOver(socket, head)) return;
+    if (this.stopping) return void socket.destroy();
+    this.pending[index]!.push({ socket, head, at: Date.now() });
+  }
+
+  /** The same event to every shard (one that is starting gets the state it needs at its start). */
+  broadcast(event: string, data: unknown): void {
+    for (const s of this.shards) if (s.serving) s.emit(event, data);
+  }
+
+  /** Calls `fn` on every shard that serves; the answers of those that do, in shard order. */
+  async each<T>(fn: (remote: Remote<ShardMethods>, index: number) => Promise<T>): Promise<T[]> {
+    const out = await Promise.all(
+      this.shards.map(async (s) => {
+        if (!s.serving) return undefined;
+        try {
+          return { value: await fn(s.remote, s.index) };
+        } catch (e) {
+          if (e instanceof ChannelClosedError) return undefined;
+          throw e;
+        }
+      }),
+    );
+    return out.filter((r) => r !== undefined).map((r) => r.value);
+  }
+
+  /**
+   * Shard `index`'s methods, once it serves. `long`: the call may hold the shard's event loop for
+   * a while (copying or restoring a database), so the watchdog leaves it alone meanwhile.
+   */
+  async call<T>(index: number, fn: (remote: Remote<ShardMethods>) => Promise<T>, long = false): Promise<T> {
+    const shard = this.shards[index]!;
+    await this.readyWithin(shard);
+    if (!long) return fn(shard.remote);
+    this.excuse(index, true);
+    try {
+      return await fn(shard.remote);
+    } finally {
+      this.excuse(index, false);
+    }
+  }
+
+  /** Work that holds shard `index`'s loop on purpose started (true) or ended (false). */
+  private excuse(index: number, holding: boolean): void {
+    const left = Math.max(0, (this.excused.get(index) ?? 0) + (holding ? 1 : -1));
+    this.excused.set(index, left);
+    // A ping sent during the work may be answered just after it: the watch starts over.
+    if (left === 0) this.pinging.delete(index);
+  }
+
+  /** Lets each shard finish its requests in flight; no new connections are handed over after. */
+  async drain(): Promise<void> {
+    this.stopping = true;
+    for (const list of this.pending) for (const p of list.splice(0)) p.socket.destroy();
+    await this.each((r) => r.drain());
+  }
+
+  /** Stops every shard (after `drain` and whatever the node still asks of them), and the internal ports. */
+  async stop(): Promise<void> {
+    this.stopping = true;
+    clearInterval(this.watchdog);
+    await Promise.all(this.shards.map((s) => s.stop(20_000)));
+    // The ports are free at once. (`close` would call back only once every connection it ever
+    // accepted ended, and those handed to a shard are never counted as ended here.)
+    for (const s of this.servers) s.close();
+  }
+
+  private async readyWithin(shard: ShardProcess): Promise<void> {
+    if (shard.serving) return;
+    const deadline = Date.now() + PENDING_MS;
+    while (!shard.serving) {
+      if (this.stopping || Date.now() > deadline)
+        throw new ChannelClosedError(`shard ${shard.index} is not running`);
+      await Promise.race([shard.ready.catch(() => {}), new Promise((r) => setTimeout(r, 50))]);
+    }
+  }
+
+  private async internal(onConnection: (socket: Socket) => void): Promise<number> {
+    const server = net.createServer({ pauseOnConnect: true, noDelay: true }, onConnection);
+    this.servers.push(server);
+    await new Promise<void>((resolve, reject) => {
+      server.once("error", reject);
+      server.listen(0, "127.0.0.1", () => resolve());
+    });
+    return (server.address() as net.AddressInfo).port;
+  }
+
+  private launch(shard: ShardProcess): void {
+    const { init } = this.opts;
+    const started = this.started!;
+    shard.start(
+      { ...init, held: init.held(), index: shard.index, ports: this.ports },
+      started.answers,
+      started.logLines,
+    );
+    void shard.ready.then(
+      () => this.flush(shard.index),
+      () => undefined,
+    );
+    void shard.exited.then((e) => this.ended(shard, e));
+  }
+
+  private flush(index: number): void {
+    const shard = this.shards[index]!;
+    const list = this.pending[index]!.splice(0);
+    for (const p of list) {
+      if (p.socket.destroyed) continue;
+      if (!shard.handOver(p.socket, p.head)) this.pending[index]!.push(p);
+    }
+  }
+
+  private ended(shard: ShardProcess, e: ShardExit): void {
+    this.pinging.delete(shard.index);
+    this.excused.delete(shard.index);
+    if (this.stopping) return;
+    const how = e.killed
+      ? "killed: its event loop stopped answering"
+      : e.signal
+        ? `ended by ${e.signal}`
+        : `exited with code ${e.code}`;
+    const quick = Date.now() - shard.startedAt < CRASH_LOOP_MS;
+    const crashes = quick ? (this.crashes.get(shard.index) ?? 0) + 1 : 1;
+    this.crashes.set(shard.index, crashes);
+    const pauseMs = crashes <= 1 ? 0 : Math.min(MAX_BACKOFF_MS, 250 * 2 ** (crashes - 2));
+    this.opts.log.error(
+      { shard: shard.index, pid: shard.pid, how, restartInMs: pauseMs },
+      "a shard ended; its databases are unavailable until it is started again",
+    );
+    setTimeout(() => {
+      if (this.stopping) return;
+      this.launch(shard);
+      void shard.ready.then(
+        () => {
+          this.opts.log.info({ shard: shard.index, pid: shard.pid }, "shard started again");
+          this.started?.restarted?.(shard.index);
+        },
+        () => undefined,
+      );
+    }, pauseMs).unref();
+  }
+
+  /** Pings every serving shard; one whose last ping went unanswered for too long is killed. */
+  private watch(): void {
+    const now = Date.now();
+    for (const list of this.pending)
+      for (let i = list.length - 1; i >= 0; i--) {
+        const p = list[i]!;
+        if (now - p.at > PENDING_MS || p.socket.destroyed) {
+          list.splice(i, 1);
+          p.socket.destroy();
+        }
+      }
+    for (const s of this.shards) {
+      if (!s.serving) continue;
+      const since = this.pinging.get(s.index);
+      if (since !== undefined) {
+        if (now - since > this.opts.watchdogMs && (this.excused.get(s.index) ?? 0) === 0) {
+          this.opts.log.error(
+            { shard: s.index, pid: s.pid, silentMs: now - since },
+            "a shard's event loop stopped answering; killing it",
+          );
+          s.kill();
+        }
+        continue;
+      }
+      this.pinging.set(s.index, now);
+      s.remote.ping().then(
+        () => this.pinging.delete(s.index),
+        () => this.pinging.delete(s.index),
+      );
+    }
+  }
+}
