@@ -9,6 +9,7 @@ import { dumpDatabase } from "../engine/dump-export.js";
 import { decryptFile } from "../engine/encryption/file-cipher.js";
 import { type PageCipher, pageCipherFor } from "../engine/encryption/page-cipher.js";
 import type { HostedDatabases } from "../engine/hosted-databases.js";
+import { noteRunning } from "../engine/running-database.js";
 import { exportInto } from "../engine/snapshot.js";
 import { ForbiddenError } from "../errors.js";
 import { drained } from "./http-io.js";
@@ -39,6 +40,7 @@ export async function serveDump(
   mayRead(access);
   const db = hosted.at(access.path);
   const conn = db.checkout(access.key);
+  noteRunning(access.path);
   const lines = dumpDatabase(conn);
   try {
     // The first line comes after the snapshot is taken: a failure there is still a clean error.

@@ -10,6 +10,7 @@ import {
   runUnbounded,
 } from "./execute.js";
 import { closeWhenUnreferenced, sweepStatements } from "./handle-release.js";
+import { noteRunning } from "./running-database.js";
 import { type StatementInfo, splitStatements } from "./sql-lexer.js";
 import { statementParameters } from "./sql-params.js";
 import type { SqlArgs, SqlValue } from "./sql-value.js";
@@ -249,6 +250,7 @@ export class EngineConnection {
    * (see execute.ts). Rows are collected only when `wantRows`, but always counted.
    */
   execute(p: Prepared, args: SqlArgs, opts: ExecOptions): ExecResult | Promise<ExecResult> {
+    noteRunning(this.path);
     const bound = bindArguments(p, args);
     // Anything but a plain read may change the schema: DDL, or ROLLBACK TO undoing some.
     if (!p.readonly || p.info.kind !== "read") this.schemaHeld = false;

@@ -68,6 +68,7 @@ export class ShoalMetrics {
   private readonly rowsWritten: Counter<string>;
   private readonly lagSeconds: Histogram<"location">;
   private readonly sockets: Gauge;
+  private readonly shardEnds: Counter<"reason">;
 
   constructor(readonly settings: MetricsSettings) {
     const registers = [this.registry];
@@ -135,6 +136,12 @@ export class ShoalMetrics {
       help: "Open Hrana WebSocket connections.",
       registers,
     });
+    this.shardEnds = new Counter({
+      name: "shoal_shard_restarts_total",
+      help: "Shard processes started again after they ended by themselves (crashed) or were killed by the watchdog (killed).",
+      labelNames: ["reason"],
+      registers,
+    });
   }
 
   apiRequest(method: string, route: string, status: number, seconds: number): void {
@@ -159,6 +166,11 @@ export class ShoalMetrics {
     this.statementSeconds.observe({ kind }, s.ms / 1000);
     if (s.rowsRead > 0) this.rowsRead.inc(db, s.rowsRead);
     if (s.rowsWritten > 0) this.rowsWritten.inc(db, s.rowsWritten);
+  }
+
+  /** A shard ended without being asked to and is started again. */
+  shardEnded(reason: "crashed" | "killed"): void {
+    this.shardEnds.inc({ reason });
   }
 
   replicationLag(location: string, ms: number): void {

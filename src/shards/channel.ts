@@ -6,6 +6,7 @@ export interface Endpoint {
   send(message: unknown, handle?: Socket, options?: { keepOpen?: boolean }): boolean;
   on(event: "message", listener: (message: unknown, handle?: Socket) => void): unknown;
   off(event: "message", listener: (message: unknown, handle?: Socket) => void): unknown;
+  once(event: "disconnect", listener: () => void): unknown;
   readonly connected: boolean;
 }
 
@@ -53,6 +54,8 @@ export class Channel<Local extends Methods, Other extends Methods> {
     private readonly local: Local,
   ) {
     endpoint.on("message", this.listener);
+    // The pipe closed (the other process ended): nothing waiting will be answered.
+    endpoint.once("disconnect", () => this.close());
     this.remote = new Proxy({} as Remote<Other>, {
       get:
         (_, method) =>

@@ -14,6 +14,7 @@ import type { FramePosition } from "../hosting/database-runtimes.js";
 import type { LeaseView } from "../hosting/primary-leases.js";
 import type { UsageBatch } from "../hosting/usage-tally.js";
 import type { DatabaseWithPlacement } from "../store/databases.js";
+import type { Quarantined } from "./quarantine.js";
 
 /**
  * What passes between the node's primary process and its shards: the shard's start-up facts, the
@@ -35,6 +36,8 @@ export interface ShardInit {
   /** Locations this node holds now (updated by the `placement` event). */
   held: string[];
   ports: InternalPorts;
+  /** Databases refused now (updated by the `quarantine` event). */
+  quarantined: Quarantined[];
   /** Threads of the driver's pool for statements whose work isn't bounded (`TOKIO_WORKER_THREADS`). */
   statementThreads: number;
 }
@@ -122,4 +125,5 @@ export interface PrimaryEvents {
   invalidate: null;
   placement: { held: string[] };
   leases: LeaseView[];
+  quarantine: Quarantined[];
 }

@@ -71,7 +71,8 @@ export class ShardProcess {
   }
 
   start(init: ShardInit, primary: PrimaryMethods, logLines: (line: string) => void): void {
-    const child = fork(ENTRY, [], {
+    // Its index on the command line tells an operator's `ps` which shard a process is.
+    const child = fork(ENTRY, ["--shard", String(this.index)], {
       execArgv: FROM_SOURCES ? ["--import", "tsx"] : [],
       serialization: "advanced",
       stdio: ["ignore", "pipe", "inherit", "ipc"],

@@ -2,11 +2,13 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { Socket } from "node:net";
 import type { Duplex } from "node:stream";
 import type { DataPlane } from "../dataplane/data-plane.js";
-import { routeRequest } from "../dataplane/routing.js";
+import { type DataRoute, routeRequest } from "../dataplane/routing.js";
 import type { DatabaseLookup } from "../domain/data-access/ports.js";
 import type { Logger } from "../lib/logger.js";
 import type { Hop } from "./hop.js";
 import type { InternalPorts } from "./protocol.js";
+import type { QuarantineMirror } from "./quarantine.js";
+import { quarantined, refuseHttp, refuseRaw } from "./refusals.js";
 import type { Target } from "./router.js";
 import { targetOf } from "./targets.js";
 
@@ -22,6 +24,7 @@ export interface ShardServerParts {
   directory: Pick<DatabaseLookup, "peek" | "find">;
   hop: Hop;
   ports: InternalPorts;
+  quarantine: QuarantineMirror;
   log: Logger;
 }
 
@@ -75,6 +78,13 @@ export class ShardServer {
     return t.kind === "shard" && t.index === this.parts.index;
   }
 
+  /** The quarantine of the database a request names, if it is in one (its record is cached by now). */
+  private quarantineOf(route: DataRoute) {
+    const l = route.locator;
+    const id = "id" in l ? l.id : this.parts.directory.peek(l)?.id;
+    return id === undefined ? undefined : this.parts.quarantine.of(id);
+  }
+
   private request(req: IncomingMessage, res: ServerResponse): void {
     const route = routeRequest(req.headers.host, req.url ?? "/", this.parts.dbDomain);
     if (!route) {
@@ -82,8 +92,10 @@ export class ShardServer {
       return;
     }
     const go = (t: Target) => {
-      if (this.mine(t)) void this.parts.dataPlane.handle(req, res, route);
-      else this.parts.hop.http(req, res, this.portOf(t));
+      const q = this.mine(t) ? this.quarantineOf(route) : undefined;
+      if (!this.mine(t)) this.parts.hop.http(req, res, this.portOf(t));
+      else if (q) refuseHttp(res, quarantined(q));
+      else void this.parts.dataPlane.handle(req, res, route);
     };
     const t = targetOf(route, this.parts.directory, this.parts.count, req.method);
     if (t instanceof Promise) void t.then(go);
@@ -94,8 +106,10 @@ export class ShardServer {
     const route = routeRequest(req.headers.host, req.url ?? "/", this.parts.dbDomain);
     if (!route) return void socket.end("HTTP/1.1 404 Not Found\r\nConnection: close\r\n\r\n");
     const go = (t: Target) => {
-      if (this.mine(t)) this.parts.dataPlane.upgrade(req, socket, head, route);
-      else this.parts.hop.upgrade(req, socket, head, this.portOf(t));
+      const q = this.mine(t) ? this.quarantineOf(route) : undefined;
+      if (!this.mine(t)) this.parts.hop.upgrade(req, socket, head, this.portOf(t));
+      else if (q) refuseRaw(socket, quarantined(q));
+      else this.parts.dataPlane.upgrade(req, socket, head, route);
     };
     const t = targetOf(route, this.parts.directory, this.parts.count);
     if (t instanceof Promise) void t.then(go);

@@ -13,7 +13,7 @@ import { DumpFiles } from "../engine/dump-files.js";
 import { KeyCache } from "../engine/encryption/key-cache.js";
 import { HostedDatabases } from "../engine/hosted-databases.js";
 import { InstanceFiles } from "../engine/instance-files.js";
-import { LocalShipping } from "../hosting/backup-shipping.js";
+import type { LocalShipping } from "../hosting/backup-shipping.js";
 import { ContentBuilder } from "../hosting/content-builder.js";
 import { LocalRuntimes } from "../hosting/local-runtimes.js";
 import { journalSchemaChange } from "../hosting/schema-propagation.js";
@@ -156,15 +156,19 @@ function nodePorts(init: ShardInit, channel: Channel<ShardMethods, PrimaryMethod
   };
 }
 
-/** Backup shipping of the primaries this shard owns, when the node ships backups. */
-function shippingOf(
+/**
+ * Backup shipping of the primaries this shard owns, when the node ships backups. Loaded only
+ * then: the S3 client is most of a shard's start-up time otherwise.
+ */
+async function shippingOf(
   init: ShardInit,
   channel: Channel<ShardMethods, PrimaryMethods>,
   local: ReturnType<typeof localParts>,
   log: Logger,
-): LocalShipping | undefined {
+): Promise<LocalShipping | undefined> {
   const { config } = init;
   if (!config.backup) return undefined;
+  const { LocalShipping } = await import("../hosting/backup-shipping.js");
   const shipping = new LocalShipping(
     config.backup,
     { files: local.files, hosted: local.hosted, log },
@@ -219,7 +223,7 @@ export async function wireShard(
     log,
     runtimes: new LocalRuntimes({ hosted, files }),
     content: new ContentBuilder({ files, hosted, dumps, clock: systemClock }),
-    shipping: shippingOf(init, channel, local, log),
+    shipping: await shippingOf(init, channel, local, log),
     dataPlane: createDataPlane(parts, dataPlaneSettings(config)),
     hop: new Hop(init.nodeId, clientProof, clientAddress),
   };

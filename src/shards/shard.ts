@@ -1,6 +1,9 @@
 import { flushClosing } from "../engine/handle-release.js";
+import { watchRunningDatabase } from "../engine/running-database.js";
 import type { Channel } from "./channel.js";
 import type { LeaseView, PrimaryMethods, ShardInit, ShardMethods } from "./protocol.js";
+import { type Quarantined, QuarantineMirror } from "./quarantine.js";
+import { markerPath, RunningMarker } from "./running-marker.js";
 import { ShardServer } from "./shard-server.js";
 import { type ShardParts, wireShard } from "./shard-wiring.js";
 
@@ -63,6 +66,11 @@ export async function startShard(
   channel: Channel<ShardMethods, PrimaryMethods>,
 ): Promise<Shard> {
   const parts = await wireShard(init, channel);
+  const quarantine = new QuarantineMirror();
+  quarantine.update(init.quarantined);
+  // Which database's statements run, kept where the node reads it if this process dies abruptly.
+  const marker = new RunningMarker(markerPath(init.config.dataDir, init.index));
+  watchRunningDatabase((path) => marker.note(path));
   const server = new ShardServer({
     index: init.index,
     count: init.count,
@@ -72,12 +80,14 @@ export async function startShard(
     directory: parts.directory,
     hop: parts.hop,
     ports: init.ports,
+    quarantine,
     log: parts.log,
   });
   channel.onConnection((socket, head) => server.accept(socket, head));
   channel.on("invalidate", () => parts.directory.invalidate());
   channel.on("placement", (d) => parts.placement.update((d as { held: string[] }).held));
   channel.on("leases", (d) => parts.leases.update(d as LeaseView[]));
+  channel.on("quarantine", (d) => quarantine.update(d as Quarantined[]));
   const pruning = setInterval(
     () => parts.hosted.prune(Date.now() - init.config.historyRetentionHours * 3_600_000),
     PRUNE_EVERY_MS,
@@ -94,6 +104,7 @@ export async function startShard(
       await parts.hosted.closeAll();
       await flushClosing();
       parts.keys.close();
+      marker.close();
     },
   };
 }

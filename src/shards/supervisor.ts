@@ -2,6 +2,9 @@ import net, { type Server, type Socket } from "node:net";
 import type { Logger } from "../lib/logger.js";
 import { ChannelClosedError, type Remote } from "./channel.js";
 import type { InternalPorts, PrimaryMethods, ShardInit, ShardMethods } from "./protocol.js";
+import { Quarantine } from "./quarantine.js";
+import { refuseRaw, shardUnavailable } from "./refusals.js";
+import { markerPath, readMarker } from "./running-marker.js";
 import { type ShardExit, ShardProcess } from "./shard-process.js";
 
 /** A connection waiting for its shard to be ready (at start, or while it restarts) waits this long at most. */
@@ -15,7 +18,7 @@ const MAX_BACKOFF_MS = 5_000;
 export interface SupervisorOptions {
   count: number;
   /** What every shard is started with (its index is set per shard). */
-  init: Omit<ShardInit, "index" | "ports" | "held"> & { held: () => string[] };
+  init: Omit<ShardInit, "index" | "ports" | "held" | "quarantined"> & { held: () => string[] };
   log: Logger;
   /**
    * A shard whose event loop doesn't answer for this long is killed and started again: the one
@@ -34,6 +37,8 @@ export interface SupervisorStart {
   logLines(line: string): void;
   /** Tells the node's parts a shard started again (it has nothing but what it is sent). */
   restarted?(index: number): void;
+  /** Tells the node's parts a shard ended by itself or was killed (metrics). */
+  ended?(index: number, how: "crashed" | "killed"): void;
 }
 
 interface Pending {
@@ -61,6 +66,8 @@ export class Supervisor {
   /** Calls to a shard known to run long on its event loop (a copy, a restore): no watchdog meanwhile. */
   private readonly excused = new Map<number, number>();
   private readonly crashes = new Map<number, number>();
+  /** Databases refused for a while: their statements ran when their shard died, more than once. */
+  readonly quarantine = new Quarantine();
 
   constructor(private readonly opts: SupervisorOptions) {
     this.shards = Array.from({ length: opts.count }, (_, i) => new ShardProcess(i));
@@ -189,7 +196,13 @@ export class Supervisor {
     const { init } = this.opts;
     const started = this.started!;
     shard.start(
-      { ...init, held: init.held(), index: shard.index, ports: this.ports },
+      {
+        ...init,
+        held: init.held(),
+        index: shard.index,
+        ports: this.ports,
+        quarantined: this.quarantine.list(),
+      },
       started.answers,
       started.logLines,
     );
@@ -218,12 +231,15 @@ export class Supervisor {
       : e.signal
         ? `ended by ${e.signal}`
         : `exited with code ${e.code}`;
+    this.started?.ended?.(shard.index, e.killed ? "killed" : "crashed");
+    const suspect = readMarker(markerPath(this.opts.init.config.dataDir, shard.index));
+    if (suspect) this.suspect(shard.index, suspect.dbId);
     const quick = Date.now() - shard.startedAt < CRASH_LOOP_MS;
     const crashes = quick ? (this.crashes.get(shard.index) ?? 0) + 1 : 1;
     this.crashes.set(shard.index, crashes);
     const pauseMs = crashes <= 1 ? 0 : Math.min(MAX_BACKOFF_MS, 250 * 2 ** (crashes - 2));
     this.opts.log.error(
-      { shard: shard.index, pid: shard.pid, how, restartInMs: pauseMs },
+      { shard: shard.index, pid: shard.pid, how, restartInMs: pauseMs, runningDatabase: suspect?.dbId },
       "a shard ended; its databases are unavailable until it is started again",
     );
     setTimeout(() => {
@@ -239,17 +255,30 @@ export class Supervisor {
     }, pauseMs).unref();
   }
 
+  /** A shard died while `dbId`'s statements ran: a second time in a while puts it in quarantine. */
+  private suspect(index: number, dbId: string): void {
+    const q = this.quarantine.died(dbId);
+    if (!q) return;
+    this.opts.log.error(
+      { shard: index, dbId, crashes: q.crashes, until: new Date(q.until).toISOString() },
+      "a database's statements were running each time its shard ended: it is refused until the time given (DATABASE_QUARANTINED)",
+    );
+    this.broadcast("quarantine", this.quarantine.list());
+  }
+
   /** Pings every serving shard; one whose last ping went unanswered for too long is killed. */
   private watch(): void {
     const now = Date.now();
-    for (const list of this.pending)
+    this.pending.forEach((list, index) => {
       for (let i = list.length - 1; i >= 0; i--) {
         const p = list[i]!;
-        if (now - p.at > PENDING_MS || p.socket.destroyed) {
+        if (p.socket.destroyed) list.splice(i, 1);
+        else if (now - p.at > PENDING_MS) {
           list.splice(i, 1);
-          p.socket.destroy();
+          refuseRaw(p.socket, shardUnavailable(index, now - p.at));
         }
       }
+    });
     for (const s of this.shards) {
       if (!s.serving) continue;
       const since = this.pinging.get(s.index);

@@ -25,6 +25,7 @@ import { prepareDataFolder } from "./data-folder.js";
 import { bootstrap } from "./first-start.js";
 import { type Jobs, startJobs } from "./jobs.js";
 import { listen } from "./listener.js";
+import { watchShards } from "./metrics-sources.js";
 import { answersHealth } from "./node-identity.js";
 import { ShoalServer } from "./server.js";
 import { type Parts, type Wiring, wire } from "./wiring.js";
@@ -152,7 +153,9 @@ async function startShards(config: Config, parts: Parts, server: ShoalServer, lo
     answers: primaryAnswers(parts),
     logLines,
     restarted: (index) => supervisor.shards[index]?.emit("leases", parts.leases.views()),
+    ended: (_index, how) => parts.metrics.shardEnded(how),
   });
+  watchShards(parts.metrics, supervisor);
   const clientAddress = parts.clientProof.resolver(clientAddressResolver(config.trustedProxies));
   const hop = new Hop(parts.placement.nodeId, parts.clientProof, clientAddress);
   return primaryDataPlane(parts, hop, { count: supervisor.count, ports: () => supervisor.internalPorts });

@@ -2,6 +2,7 @@ import type { InstanceFiles } from "../engine/instance-files.js";
 import type { UsageMeter } from "../hosting/usage-meter.js";
 import type { ShoalMetrics } from "../metrics/metrics.js";
 import type { ReplicationManager } from "../replication/manager.js";
+import type { Supervisor } from "../shards/supervisor.js";
 
 /** What the metrics read of the process's parts. */
 export interface MetricsSources {
@@ -49,5 +50,27 @@ function watchReplicasBehind(metrics: ShoalMetrics, replicas: MetricsSources["re
       }
       return worst.values();
     },
+  );
+}
+
+/** The node's shard processes: how many serve now, and the databases refused for crashing theirs. */
+export function watchShards(metrics: ShoalMetrics, supervisor: Supervisor): void {
+  metrics.gauge(
+    "shoal_shards",
+    "Shard processes of the node, by state (serving, or down while starting again).",
+    ["state"],
+    () => {
+      const serving = supervisor.shards.filter((s) => s.serving).length;
+      return [
+        [{ state: "serving" }, serving],
+        [{ state: "down" }, supervisor.count - serving],
+      ];
+    },
+  );
+  metrics.gauge(
+    "shoal_databases_quarantined",
+    "Databases refused for a while because their statements were running each time their shard ended (DATABASE_QUARANTINED).",
+    [],
+    () => [[{}, supervisor.quarantine.list().length]],
   );
 }

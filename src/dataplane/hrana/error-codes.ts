@@ -52,6 +52,10 @@ export const DATA_PLANE_CODES = {
   NOT_A_PULL: "a path through the pull relay that is not a replica's pull",
   NOT_RELAYED: "no replica of this node pulls the database through the relay",
   PRIMARY_NOT_ANSWERING: "a relayed pull made no progress in time",
+  // Between the processes of one node (src/shards).
+  DATABASE_QUARANTINED:
+    "the database's statements ended its server process more than once; refused for a while",
+  SHARD_UNAVAILABLE: "the process serving the database is restarting and did not come back in time",
 } as const satisfies Record<string, string>;
 
 /** A code of Shoal's own. */

@@ -1,0 +1,52 @@
+import type { ServerResponse } from "node:http";
+import type { Duplex } from "node:stream";
+import type { ShoalCode } from "../dataplane/hrana/error-codes.js";
+import { errorBody, sendError } from "../dataplane/http-io.js";
+import type { Quarantined } from "./quarantine.js";
+
+/** What a refusal of the shards' own says. */
+export interface ShardRefusal {
+  status: number;
+  code: ShoalCode;
+  message: string;
+  retryAfterS: number;
+}
+
+/** The answer for a database in quarantine (see quarantine.ts). */
+export function quarantined(q: Quarantined, now = Date.now()): ShardRefusal {
+  const retryAfterS = Math.max(1, Math.ceil((q.until - now) / 1000));
+  return {
+    status: 503,
+    code: "DATABASE_QUARANTINED",
+    message:
+      `this database is refused until ${new Date(q.until).toISOString()}: its statements were running ` +
+      `when the server process serving it ended abnormally ${q.crashes} times in a few minutes ` +
+      "(a value the database driver can't read, such as TEXT that isn't UTF-8, ends that process); " +
+      "other databases are not affected. Ask the operator, whose log names the database",
+    retryAfterS,
+  };
+}
+
+/** The answer for a connection whose shard didn't come back in time. */
+export function shardUnavailable(index: number, waitedMs: number): ShardRefusal {
+  return {
+    status: 503,
+    code: "SHARD_UNAVAILABLE",
+    message: `the server process serving this database (shard ${index}) is restarting and did not answer within ${Math.round(waitedMs / 1000)} s; retry in a moment`,
+    retryAfterS: 1,
+  };
+}
+
+export function refuseHttp(res: ServerResponse, r: ShardRefusal): void {
+  res.setHeader("retry-after", String(r.retryAfterS));
+  sendError(res, r.status, r.code, r.message);
+}
+
+/** Answers on a raw connection (a WebSocket upgrade, or a connection not yet parsed) and closes it. */
+export function refuseRaw(socket: Duplex, r: ShardRefusal): void {
+  const body = errorBody(r.code, r.message);
+  socket.end(
+    `HTTP/1.1 ${r.status} Service Unavailable\r\nContent-Type: application/json\r\n` +
+      `Content-Length: ${Buffer.byteLength(body)}\r\nRetry-After: ${r.retryAfterS}\r\nConnection: close\r\n\r\n${body}`,
+  );
+}

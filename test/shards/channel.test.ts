@@ -1,0 +1,66 @@
+import { type ChildProcess, fork } from "node:child_process";
+import path from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { HranaError } from "../../src/dataplane/hrana/errors.js";
+import { AppError, NotFoundError } from "../../src/errors.js";
+import { Channel, ChannelClosedError } from "../../src/shards/channel.js";
+
+/** The pipe between a node's processes: calls both ways, errors as their own classes, and a peer that dies. */
+type Peer = {
+  echo(v: unknown): unknown;
+  notFound(): never;
+  hrana(): never;
+  sqlite(): never;
+  askBack(n: number): number;
+  die(): never;
+  hang(): never;
+};
+
+let child: ChildProcess;
+let channel: Channel<{ double(n: number): number }, Peer>;
+
+beforeAll(() => {
+  child = fork(path.join(import.meta.dirname, "../helpers/channel-peer.ts"), [], {
+    execArgv: ["--import", "tsx"],
+    serialization: "advanced",
+  });
+  channel = new Channel(child, { double: (n: number) => n * 2 });
+});
+afterAll(() => child.kill());
+
+describe("the pipe between a node's processes", () => {
+  it("carries Buffers, Maps, Sets and bigints as they are", async () => {
+    const value = { b: Buffer.from("bytes"), m: new Map([["k", 1]]), s: new Set(["x"]), n: 2n ** 70n };
+    const back = (await channel.remote.echo(value)) as typeof value;
+    expect(Buffer.from(back.b).toString()).toBe("bytes");
+    expect(back.m.get("k")).toBe(1);
+    expect(back.s.has("x")).toBe(true);
+    expect(back.n).toBe(2n ** 70n);
+  });
+
+  it("rethrows the other side's errors as the classes this side tells apart", async () => {
+    const notFound = await channel.remote.notFound().catch((e: unknown) => e);
+    expect(notFound).toBeInstanceOf(NotFoundError);
+    expect(notFound).toBeInstanceOf(AppError);
+    expect(notFound).toMatchObject({ kind: "not_found", code: "THING_NOT_FOUND", message: "no such thing" });
+    const hrana = await channel.remote.hrana().catch((e: unknown) => e);
+    expect(hrana).toBeInstanceOf(HranaError);
+    expect(hrana).toMatchObject({ code: "STATEMENT_TIMEOUT", message: "too slow" });
+    const sqlite = await channel.remote.sqlite().catch((e: unknown) => e);
+    expect(sqlite).toBeInstanceOf(Error);
+    expect(sqlite).toMatchObject({ code: "SQLITE_ERROR", rawCode: 1 });
+  });
+
+  it("answers calls made back while a call is answered", async () => {
+    expect(await channel.remote.askBack(20)).toBe(41);
+  });
+
+  it("fails the calls still waiting, and every later one, once the other process is gone", async () => {
+    const waiting = channel.remote.hang();
+    const died = new Promise((r) => child.once("exit", r));
+    void channel.remote.die().catch(() => undefined);
+    await died;
+    await expect(waiting).rejects.toBeInstanceOf(ChannelClosedError);
+    await expect(channel.remote.echo(1)).rejects.toBeInstanceOf(ChannelClosedError);
+  });
+});
