@@ -28,18 +28,27 @@ export interface LoadJob {
   paths?: string[];
   /** Return every measured latency too. */
   latencies?: boolean;
+  /** Cores the load process may run on (`taskset -c` list), apart from the server's. */
+  cpus?: string;
+}
+
+/** `cmd args` as a command confined to `cpus` (a `taskset -c` list), or as it is without one. */
+export function pinned(cpus: string | undefined, cmd: string, args: string[]): [string, string[]] {
+  return cpus ? ["taskset", ["-c", cpus, cmd, ...args]] : [cmd, args];
 }
 
 /** Drives `job` from a separate process and returns what it measured. */
 export async function load(job: LoadJob): Promise<LoadResult & { perSecond: number }> {
-  const { stdout } = await run(
-    process.execPath,
-    ["--import", "tsx", path.join(ROOT, "bench/load.ts"), JSON.stringify({ headers: {}, ...job })],
-    {
-      cwd: ROOT,
-      maxBuffer: 16 * 1024 * 1024,
-    },
-  );
+  const [cmd, args] = pinned(job.cpus, process.execPath, [
+    "--import",
+    "tsx",
+    path.join(ROOT, "bench/load.ts"),
+    JSON.stringify({ headers: {}, ...job }),
+  ]);
+  const { stdout } = await run(cmd, args, {
+    cwd: ROOT,
+    maxBuffer: 16 * 1024 * 1024,
+  });
   const r = JSON.parse(stdout) as LoadResult;
   return { ...r, perSecond: r.requests / r.seconds };
 }

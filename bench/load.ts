@@ -3,7 +3,9 @@
  * Input (argv[2], JSON): { url, headers, bodies: string[], paths?: string[], concurrency,
  * warmupMs, durationMs, latencies?: boolean }.
  * Sends POSTs with keep-alive, cycling through `bodies` (and, when given, through `paths`, which
- * replace the URL's path: one load process can spread over many databases); prints { requests,
+ * replace the URL's path: one load process can spread over many databases, each over connections
+ * of its own, as clients of different databases have, since each addresses its database by its
+ * own hostname); prints { requests,
  * errors, seconds, p50Ms, p99Ms, answered } as JSON on stdout, `answered` counting the warm-up's
  * answers too (what the server did while it was watched), and with `latencies` every measured
  * latency, so that several load processes' percentiles can be merged.
@@ -24,6 +26,16 @@ interface Job {
 const job = JSON.parse(process.argv[2] ?? "{}") as Job;
 const target = new URL(job.url);
 const agent = new http.Agent({ keepAlive: true, maxSockets: job.concurrency });
+/** Per database path, its own pool of kept-alive connections. */
+const agents = new Map(
+  (job.paths ?? []).map((p) => [
+    p,
+    new http.Agent({
+      keepAlive: true,
+      maxSockets: Math.max(1, Math.ceil(job.concurrency / job.paths!.length)),
+    }),
+  ]),
+);
 let measuring = false;
 let stop = false;
 let requests = 0;
@@ -40,7 +52,7 @@ function once(): Promise<void> {
   return new Promise((resolve) => {
     const req = http.request(
       {
-        agent,
+        agent: agents.get(p) ?? agent,
         host: target.hostname,
         port: target.port,
         path: p,

@@ -13,7 +13,11 @@ export interface ShardRow {
 }
 
 interface Setup {
+  /** Cores the servers run on. */
   cores: number;
+  machineCores: number;
+  /** The load processes run on cores of their own. */
+  pinned: boolean;
   loaders: number;
   clusterSizes: number[];
   timing: { warmupMs: number; durationMs: number };
@@ -32,15 +36,21 @@ export function printShards(
   single: Record<string, SpreadResult>,
   setup: Setup,
 ): Record<string, number> {
-  const { cores, loaders, clusterSizes, timing, rounds, concurrency, loadBefore } = setup;
+  const { cores, machineCores, pinned, loaders, clusterSizes, timing, rounds, concurrency, loadBefore } =
+    setup;
   console.log("\nMany databases: 64 databases, point reads and single-row inserts over Hrana HTTP");
   console.log(
-    `${concurrency} requests in flight from ${loaders} load processes, ${timing.durationMs / 1000}s per run, best of ${rounds} (CPU: lowest), ${cores} cores`,
+    `${concurrency} requests in flight from ${loaders} load processes, ${timing.durationMs / 1000}s per run, best of ${rounds} (CPU: lowest), ${machineCores} cores`,
+  );
+  console.log(
+    pinned
+      ? `The servers run on ${cores} cores, the load processes on the other ${machineCores - cores}.`
+      : `The servers and the load processes share the ${machineCores} cores.`,
   );
   // What else the machine ran: on a shared machine the rates move with it, CPU per request less.
   const after = loadavg()[0]!;
   console.log(`Load average (1 min) ${fmt(loadBefore, 1)} at the start, ${fmt(after, 1)} at the end.`);
-  if (cores < 16) {
+  if (!pinned && cores < 16) {
     const skipped = [2, 4, 8].filter((n) => n > cores);
     console.log(
       `Only ${cores} cores: the load processes share them with the server, so scaling past ${cores} can't show` +
@@ -114,7 +124,7 @@ export function printShards(
     `One database, 32 in flight, inserts: Shoal ${fmt(single.shoalInsert!.perSecond)}/s, bare ${fmt(single.bareInsert!.perSecond)}/s, ratio ${fmt(ratios.singleInsertRatio, 2)} (goal ≥ 0.8)`,
   );
   console.log(
-    "Point reads and single-row inserts are bounded statements: Shoal runs them on its main thread whatever SHOAL_WORKERS is.",
+    "SHOAL_WORKERS is the number of shard processes; each database is served by one of them, so one database's figures don't move with it.",
   );
   return ratios;
 }

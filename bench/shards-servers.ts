@@ -4,10 +4,12 @@
  * process or a cluster), with the 64 databases they serve made alike.
  */
 import { type ChildProcess, spawn } from "node:child_process";
+import { readdirSync, readFileSync } from "node:fs";
 import { mkdir } from "node:fs/promises";
 import net from "node:net";
 import path from "node:path";
 import Database from "libsql";
+import { pinned } from "./harness.js";
 
 const ROOT = path.resolve(import.meta.dirname, "..");
 export const ADMIN = "bench-admin-token-0123456789";
@@ -19,6 +21,35 @@ export interface Server {
   /** The processes that serve, whose CPU the benchmark reads. */
   pids: number[];
   stop(): Promise<void>;
+}
+
+/** A process and its descendants (a node and its shards), from Linux's /proc; just the one elsewhere. */
+export function processTree(pid: number): number[] {
+  const parent = new Map<number, number>();
+  try {
+    for (const name of readdirSync("/proc")) {
+      if (!/^\d+$/.test(name)) continue;
+      try {
+        const stat = readFileSync(`/proc/${name}/stat`, "utf8");
+        parent.set(Number(name), Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1]));
+      } catch {
+        // Ended meanwhile.
+      }
+    }
+  } catch {
+    return [pid];
+  }
+  const tree = [pid];
+  for (let i = 0; i < tree.length; i++) for (const [child, p] of parent) if (p === tree[i]) tree.push(child);
+  return tree;
+}
+
+/** Builds dist/ if a source changed since the last build, as `npm start` does. */
+export async function ensureBuilt(): Promise<void> {
+  const { buildIfStale } = (await import(path.join(ROOT, "scripts", "build.mjs"))) as {
+    buildIfStale(announce?: boolean): boolean;
+  };
+  if (!buildIfStale(true)) throw new Error("the build failed (see above)");
 }
 
 function freePort(): Promise<number> {
@@ -47,9 +78,12 @@ function stopper(proc: ChildProcess): () => Promise<void> {
  * Shoal on `dataDir` with `SHOAL_WORKERS=workers`, logging warnings only (at `info` every request
  * is a log line, which is not what is measured here), ready once `/health/ready` answers.
  */
-export async function startShoalProcess(dataDir: string, workers: number): Promise<Server> {
+export async function startShoalProcess(dataDir: string, workers: number, cpus?: string): Promise<Server> {
   const port = await freePort();
-  const proc = spawn(process.execPath, ["--import", "tsx", "src/main.ts"], {
+  // The built server, as `npm start` runs it: run from the sources, TypeScript's loader would take
+  // its own share of the CPU measured (see `ensureBuilt`). Its shards inherit its cores.
+  const [cmd, args] = pinned(cpus, process.execPath, ["dist/main.js"]);
+  const proc = spawn(cmd, args, {
     cwd: ROOT,
     env: {
       PATH: process.env.PATH ?? "",
@@ -57,11 +91,11 @@ export async function startShoalProcess(dataDir: string, workers: number): Promi
       SHOAL_DATA_DIR: dataDir,
       SHOAL_PORT: String(port),
       SHOAL_ADMIN_TOKEN: ADMIN,
-      SHOAL_LOG_LEVEL: "warn",
+      SHOAL_LOG_LEVEL: process.env.BENCH_LOG_LEVEL ?? "warn",
       SHOAL_LOCATIONS: "aws-us-east-1",
       SHOAL_WORKERS: String(workers),
     },
-    stdio: ["ignore", "ignore", "pipe"],
+    stdio: ["ignore", process.env.BENCH_LOG_LEVEL ? "inherit" : "ignore", "pipe"],
   });
   let stderr = "";
   proc.stderr?.on("data", (d: Buffer) => (stderr += d.toString()));
@@ -80,7 +114,8 @@ export async function startShoalProcess(dataDir: string, workers: number): Promi
     }
     await new Promise((r) => setTimeout(r, 200));
   }
-  return { url, pids: [proc.pid!], stop: stopper(proc) };
+  // The node and its shard processes: all of them serve.
+  return { url, pids: processTree(proc.pid!), stop: stopper(proc) };
 }
 
 async function post(url: string, token: string, body?: unknown): Promise<Record<string, any>> {
@@ -136,12 +171,14 @@ export async function seedFiles(dir: string, count: number): Promise<void> {
 }
 
 /** The bare baseline over `dir`'s files: one process, or a cluster of `processes`. */
-export async function startBare(dir: string, processes: number): Promise<Server> {
-  const proc = spawn(
-    process.execPath,
-    ["--import", "tsx", path.join(ROOT, "bench/bare-server.ts"), JSON.stringify({ dir, processes })],
-    { cwd: ROOT, stdio: ["ignore", "pipe", "pipe"] },
-  );
+export async function startBare(dir: string, processes: number, cpus?: string): Promise<Server> {
+  const [cmd, args] = pinned(cpus, process.execPath, [
+    "--import",
+    "tsx",
+    path.join(ROOT, "bench/bare-server.ts"),
+    JSON.stringify({ dir, processes }),
+  ]);
+  const proc = spawn(cmd, args, { cwd: ROOT, stdio: ["ignore", "pipe", "pipe"] });
   let out = "";
   let err = "";
   proc.stderr?.on("data", (d: Buffer) => (err += d.toString()));

@@ -10,13 +10,22 @@
  * and the rounds go through them in turn, so that drift on a shared machine hits them all alike;
  * each keeps its best round.
  */
+import { spawnSync } from "node:child_process";
 import { cp, mkdtemp, rm } from "node:fs/promises";
 import { availableParallelism, loadavg, tmpdir } from "node:os";
 import path from "node:path";
 import type { BenchOptions, LoadJob } from "./harness.js";
 import { loadSpread, type SpreadResult } from "./load-spread.js";
 import { printShards, type ShardRow } from "./shards-report.js";
-import { dbName, type Server, seedFiles, seedShoal, startBare, startShoalProcess } from "./shards-servers.js";
+import {
+  dbName,
+  ensureBuilt,
+  type Server,
+  seedFiles,
+  seedShoal,
+  startBare,
+  startShoalProcess,
+} from "./shards-servers.js";
 
 const DATABASES = 64;
 const CONCURRENCY = 256;
@@ -43,6 +52,17 @@ function best(a: SpreadResult | undefined, b: SpreadResult): SpreadResult {
   return { ...top, cpuUsPerRequest: cpus.length ? Math.min(...cpus) : undefined };
 }
 
+/**
+ * Which cores the servers and the load processes run on: apart, so the load doesn't take the
+ * servers' cores (`taskset`, on a machine with enough of them), the servers on the first ones.
+ * On a small machine they share all the cores, and the report says so.
+ */
+function coreSplit(cores: number, loaders: number): { server?: string; load?: string; serverCores: number } {
+  if (cores < 6 || spawnSync("taskset", ["-V"]).status !== 0) return { serverCores: cores };
+  const serverCores = cores - loaders;
+  return { server: `0-${serverCores - 1}`, load: `${serverCores}-${cores - 1}`, serverCores };
+}
+
 interface Entry {
   row: Omit<ShardRow, "read" | "insert"> & Partial<ShardRow>;
   server: Server;
@@ -51,7 +71,14 @@ interface Entry {
 }
 
 /** Seeds once, then starts every server on a copy of what was seeded. */
-async function startAll(dir: string, workerCounts: number[], bareSizes: number[], cores: number) {
+async function startAll(
+  dir: string,
+  workerCounts: number[],
+  bareSizes: number[],
+  cores: number,
+  cpus: string | undefined,
+) {
+  await ensureBuilt();
   const seedDir = await mkdtemp(path.join(dir, "seed-"));
   const seeder = await startShoalProcess(seedDir, 1);
   let jwt: string;
@@ -69,7 +96,7 @@ async function startAll(dir: string, workerCounts: number[], bareSizes: number[]
   };
   try {
     for (const workers of workerCounts) {
-      const server = await startShoalProcess(await copy(seedDir, `shoal-${workers}`), workers);
+      const server = await startShoalProcess(await copy(seedDir, `shoal-${workers}`), workers, cpus);
       const label = `Shoal, SHOAL_WORKERS=${workers}${workers === cores ? " (all)" : ""}`;
       entries.push({
         row: { kind: "shoal", size: workers, label },
@@ -78,7 +105,11 @@ async function startAll(dir: string, workerCounts: number[], bareSizes: number[]
       });
     }
     for (const processes of bareSizes) {
-      const server = await startBare(await copy(path.join(dir, "bare-seed"), `bare-${processes}`), processes);
+      const server = await startBare(
+        await copy(path.join(dir, "bare-seed"), `bare-${processes}`),
+        processes,
+        cpus,
+      );
       const label = processes === 1 ? "bare, one process" : `bare cluster, ${processes} processes`;
       entries.push({
         row: { kind: "bare", size: processes, label },
@@ -94,9 +125,12 @@ async function startAll(dir: string, workerCounts: number[], bareSizes: number[]
 }
 
 export async function shardsBenchmark(opts: BenchOptions): Promise<Record<string, unknown>> {
-  const cores = availableParallelism();
+  const machineCores = availableParallelism();
   const loadBefore = loadavg()[0]!;
-  const loaders = Math.min(6, Math.max(2, Math.floor(cores / 3)));
+  const loaders = Math.min(6, Math.max(2, Math.floor(machineCores / 3)));
+  const split = coreSplit(machineCores, loaders);
+  // "All" is every core the servers have.
+  const cores = split.serverCores;
   const timing = opts.quick ? { warmupMs: 300, durationMs: 1500 } : { warmupMs: 500, durationMs: 2000 };
   const rounds = opts.quick ? 1 : 2;
   // A fresh process first opens 64 databases, prepares and classifies its statements and compiles
@@ -104,20 +138,24 @@ export async function shardsBenchmark(opts: BenchOptions): Promise<Record<string
   // With several rounds the first one is that warm-up (each server keeps its best round).
   const prime = { warmupMs: 0, durationMs: 700 };
   const workerCounts = [...new Set([1, 2, 4, 8, cores])].sort((a, b) => a - b);
-  const clusterSizes = [2, 4, 8].filter((n) => n <= cores);
+  const clusterSizes = [...new Set([2, 4, 8, cores])].filter((n) => n > 1 && n <= cores);
   const dir = await mkdtemp(path.join(tmpdir(), "shoal-bench-shards-"));
   process.stderr.write(
-    `  shards: ${cores} cores, ${loaders} load processes, seeding ${DATABASES} databases\n`,
+    `  shards: ${machineCores} cores (${split.server ? `servers on ${split.server}, load on ${split.load}` : "shared by servers and load"}), ${loaders} load processes, seeding ${DATABASES} databases\n`,
   );
 
   const single: Record<string, SpreadResult> = {};
   let entries: Entry[] = [];
   try {
-    const started = await startAll(dir, workerCounts, [1, ...clusterSizes], cores);
+    const started = await startAll(dir, workerCounts, [1, ...clusterSizes], cores, split.server);
     entries = started.entries;
     const headers = { authorization: `Bearer ${started.jwt}` };
     const run = async (server: Server, job: Omit<LoadJob, "url" | "headers">, url = server.url) => {
-      const r = await loadSpread({ ...job, url, headers }, job.paths ? loaders : 1, server.pids);
+      const r = await loadSpread(
+        { ...job, url, headers, cpus: split.load },
+        job.paths ? loaders : 1,
+        server.pids,
+      );
       if (r.errors > 0) throw new Error(`${server.url}: ${r.errors} errors`);
       return r;
     };
@@ -149,7 +187,17 @@ export async function shardsBenchmark(opts: BenchOptions): Promise<Record<string
     await rm(dir, { recursive: true, force: true });
   }
   const rows = entries.map((x) => x.row as ShardRow);
-  const setup = { cores, loaders, clusterSizes, timing, rounds, concurrency: CONCURRENCY, loadBefore };
+  const setup = {
+    cores,
+    machineCores,
+    pinned: split.server !== undefined,
+    loaders,
+    clusterSizes,
+    timing,
+    rounds,
+    concurrency: CONCURRENCY,
+    loadBefore,
+  };
   const ratios = printShards(rows, single, setup);
   return { shards: { cores, loaders, timing, rounds, rows, single, ratios } };
 }

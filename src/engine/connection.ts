@@ -259,8 +259,13 @@ export class EngineConnection {
     const scannedBefore = p.scans ? this.scanned(p.info.sql) : 0;
     if (!p.reader) {
       const r = p.stmt.run(bound);
-      // The driver reports last_insert_rowid as a JS number, which rounds past 2^53.
-      const rowid = p.info.isInsert ? (this.changesStmt.get() as [bigint, bigint])[1] : null;
+      // The driver reports last_insert_rowid as a JS number, which rounds past 2^53: exact below
+      // that, asked of SQLite again above it.
+      const rowid = !p.info.isInsert
+        ? null
+        : Number.isSafeInteger(r.lastInsertRowid)
+          ? BigInt(r.lastInsertRowid)
+          : (this.changesStmt.get() as [bigint, bigint])[1];
       return this.result(p, { rows: [], fetched: 0 }, started, scannedBefore, p.info.sql, {
         changes: p.info.isDml ? r.changes : 0,
         rowid,

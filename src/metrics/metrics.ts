@@ -251,6 +251,11 @@ export class ShoalMetrics {
       return { contentType: this.registry.contentType, body: await merged.metrics() };
     const all: unknown[][] = [await merged.getMetricsAsJSON()];
     for (const read of this.remoteSources) all.push(...(await read()));
+    // A metric prom-client leaves out of a merge (`process_start_time_seconds`) is this process's:
+    // the node started when its primary process did.
+    for (const list of all)
+      for (const m of list as Array<{ aggregator?: string }>)
+        if (m.aggregator === "omit") m.aggregator = "first";
     const aggregated = AggregatorRegistry.aggregate(
       all as Parameters<typeof AggregatorRegistry.aggregate>[0],
     );

@@ -3,7 +3,12 @@ import { errorFromWire, errorToWire, type WireError } from "./wire-errors.js";
 
 /** The end of an IPC pipe: a child process seen from its parent, or `process` seen from the child. */
 export interface Endpoint {
-  send(message: unknown, handle?: Socket, options?: { keepOpen?: boolean }): boolean;
+  send(
+    message: unknown,
+    handle?: Socket,
+    options?: { keepOpen?: boolean },
+    callback?: (error: Error | null) => void,
+  ): boolean;
   on(event: "message", listener: (message: unknown, handle?: Socket) => void): unknown;
   off(event: "message", listener: (message: unknown, handle?: Socket) => void): unknown;
   once(event: "disconnect", listener: () => void): unknown;
@@ -73,13 +78,24 @@ export class Channel<Local extends Methods, Other extends Methods> {
     this.events.set(name, fn);
   }
 
-  /** Hands `socket` over with the bytes read from it so far; false when the pipe is gone. */
-  handOver(socket: Socket, head: Buffer | undefined, port: number): boolean {
+  /**
+   * Hands `socket` over with the bytes read from it so far; false when the pipe is gone. The
+   * socket stays this side's until `sent` says the other side has it (null: this side's copy is
+   * closed then) or that it never will (an error: the socket is still whole, here).
+   */
+  handOver(
+    socket: Socket,
+    head: Buffer | undefined,
+    port: number,
+    sent: (error: Error | null) => void,
+  ): boolean {
     if (this.closed || !this.endpoint.connected) return false;
     const msg: Conn = { t: "conn", head: head ?? null, port };
     try {
-      // A full pipe queues the message; only a closed one fails.
-      this.endpoint.send(msg, socket, { keepOpen: false });
+      this.endpoint.send(msg, socket, { keepOpen: true }, (error) => {
+        if (!error) socket.destroy();
+        sent(error);
+      });
       return true;
     } catch {
       return false;

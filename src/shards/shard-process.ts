@@ -43,6 +43,12 @@ export class ShardProcess {
   private channel: Channel<PrimaryMethods, ShardMethods> | undefined;
   private killedByWatchdog = false;
   private readonly handlers = new Map<string, (data: unknown) => void>();
+  /** Connections sent that the shard hasn't taken yet. */
+  private readonly inFlight = new Set<{
+    socket: Socket;
+    bytes: Buffer | undefined;
+    undelivered: (socket: Socket, head: Buffer | undefined) => void;
+  }>();
   /** Settles once the current process said it is ready; rejects if it ended before. */
   ready: Promise<void> = Promise.reject(new Error("not started"));
   /** Settles when the current process has ended. */
@@ -90,6 +96,11 @@ export class ShardProcess {
       child.once("exit", (code, signal) => {
         this.serving = false;
         channel.close(`shard ${this.index} ended`);
+        // Still ours: sent into a pipe the shard never read. They go to its next process.
+        for (const e of [...this.inFlight]) {
+          this.inFlight.delete(e);
+          if (!e.socket.destroyed) e.undelivered(e.socket, e.bytes);
+        }
         resolve({ code, signal, killed: this.killedByWatchdog });
       }),
     );
@@ -116,10 +127,25 @@ export class ShardProcess {
     this.channel?.emit(event, data);
   }
 
-  /** Hands a connection to the shard; false if it can't take it now (ended). */
-  handOver(socket: Socket, head: Buffer | undefined): boolean {
-    if (!this.channel || this.channel.isClosed) return false;
-    return this.channel.handOver(socket, detach(socket, head), 0);
+  /**
+   * Hands a connection to the shard; false if it can't take it now (ended). One the shard never
+   * got (it ended meanwhile; its pipe keeps connections queued until the last one is taken) comes
+   * back through `undelivered`, whole, with the bytes read from it.
+   */
+  handOver(
+    socket: Socket,
+    head: Buffer | undefined,
+    undelivered: (socket: Socket, head: Buffer | undefined) => void,
+  ): boolean {
+    const channel = this.channel;
+    if (!channel || channel.isClosed) return false;
+    const bytes = detach(socket, head);
+    const entry = { socket, bytes, undelivered };
+    this.inFlight.add(entry);
+    return channel.handOver(socket, bytes, 0, (error) => {
+      if (!this.inFlight.delete(entry)) return;
+      if (error && !socket.destroyed) undelivered(socket, bytes);
+    });
   }
 
   /** Ends the shard at once (a watchdog kill: its event loop stopped answering). */

@@ -7,6 +7,16 @@ import { refuseRaw, shardUnavailable } from "./refusals.js";
 import { markerPath, readMarker } from "./running-marker.js";
 import { type ShardExit, ShardProcess } from "./shard-process.js";
 
+/**
+ * Whether a shard's end may be its statements' doing: the driver aborted (a Rust panic is
+ * SIGABRT) or crashed, or the watchdog killed it for a loop that stopped answering. A SIGKILL or
+ * SIGTERM from outside (an operator, the kernel's out-of-memory killer) says nothing of which
+ * database was at fault, and counts against none.
+ */
+function byItsStatements(e: ShardExit): boolean {
+  return e.killed || ["SIGABRT", "SIGSEGV", "SIGBUS", "SIGILL", "SIGFPE"].includes(e.signal ?? "");
+}
+
 /** A connection waiting for its shard to be ready (at start, or while it restarts) waits this long at most. */
 const PENDING_MS = 15_000;
 /** How often each shard's event loop is asked to answer. */
@@ -105,7 +115,7 @@ export class Supervisor {
   /** Hands a connection to shard `index`, now or once it is ready again. */
   deliver(index: number, socket: Socket, head?: Buffer): void {
     const shard = this.shards[index]!;
-    if (shard.serving && shard.handOver(socket, head)) return;
+    if (shard.serving && shard.handOver(socket, head, (s, h) => this.deliver(index, s, h))) return;
     if (this.stopping) return void socket.destroy();
     this.pending[index]!.push({ socket, head, at: Date.now() });
   }
@@ -218,7 +228,8 @@ export class Supervisor {
     const list = this.pending[index]!.splice(0);
     for (const p of list) {
       if (p.socket.destroyed) continue;
-      if (!shard.handOver(p.socket, p.head)) this.pending[index]!.push(p);
+      if (!shard.handOver(p.socket, p.head, (s, h) => this.deliver(index, s, h)))
+        this.pending[index]!.push(p);
     }
   }
 
@@ -233,7 +244,7 @@ export class Supervisor {
         : `exited with code ${e.code}`;
     this.started?.ended?.(shard.index, e.killed ? "killed" : "crashed");
     const suspect = readMarker(markerPath(this.opts.init.config.dataDir, shard.index));
-    if (suspect) this.suspect(shard.index, suspect.dbId);
+    if (suspect && byItsStatements(e)) this.suspect(shard.index, suspect.dbId);
     const quick = Date.now() - shard.startedAt < CRASH_LOOP_MS;
     const crashes = quick ? (this.crashes.get(shard.index) ?? 0) + 1 : 1;
     this.crashes.set(shard.index, crashes);
