@@ -3,6 +3,7 @@ import { bindArguments } from "./bind.js";
 import { interrupt } from "./driver.js";
 import {
   type ExecutionLimits,
+  exactRowid,
   type Ran,
   type RowBudget,
   resetExplain,
@@ -10,8 +11,9 @@ import {
   runUnbounded,
 } from "./execute.js";
 import { closeWhenUnreferenced, sweepStatements } from "./handle-release.js";
+import type { Column, Prepared } from "./prepared.js";
 import { noteRunning } from "./running-database.js";
-import { type StatementInfo, splitStatements } from "./sql-lexer.js";
+import { splitStatements } from "./sql-lexer.js";
 import { statementParameters } from "./sql-params.js";
 import type { SqlArgs, SqlValue } from "./sql-value.js";
 import { SqlInputError } from "./sqlite-errors.js";
@@ -19,31 +21,8 @@ import { programFacts } from "./statement-program.js";
 
 export { bindArguments } from "./bind.js";
 export type { RowBudget } from "./execute.js";
+export type { Column, Prepared } from "./prepared.js";
 export type { SqlArgs, SqlValue } from "./sql-value.js";
-
-export interface Column {
-  name: string;
-  decltype: string | null;
-}
-
-/** A statement prepared on one connection, with what the engine learned about it once. */
-export interface Prepared {
-  info: StatementInfo;
-  /** SQLite's own verdict (sqlite3_stmt_readonly): false for anything that writes, even BEGIN IMMEDIATE. */
-  readonly: boolean;
-  /** Parameter names in SQLite's index order; null for positional ones. */
-  params: Array<string | null>;
-  columns: Column[];
-  reader: boolean;
-  /** Whether the query plan scans a table, so rows read must be counted from SQLite's scan counter. */
-  scans: boolean;
-  /** Whether its program's work is bounded, so it may run on the event loop (see statement-program.ts). */
-  bounded: boolean;
-  /** The statement that runs: the one prepared from `info.sql`, or its materialized form (see `materialize`). */
-  stmt: Database.Statement;
-  /** The text of `stmt`, which SQLite's scan counter is keyed by. */
-  runSql: string;
-}
 
 /** How a statement's rows are wanted: kept or only counted, and against which budget. */
 export interface ExecOptions {
@@ -259,13 +238,9 @@ export class EngineConnection {
     const scannedBefore = p.scans ? this.scanned(p.info.sql) : 0;
     if (!p.reader) {
       const r = p.stmt.run(bound);
-      // The driver reports last_insert_rowid as a JS number, which rounds past 2^53: exact below
-      // that, asked of SQLite again above it.
-      const rowid = !p.info.isInsert
-        ? null
-        : Number.isSafeInteger(r.lastInsertRowid)
-          ? BigInt(r.lastInsertRowid)
-          : (this.changesStmt.get() as [bigint, bigint])[1];
+      const rowid = p.info.isInsert
+        ? exactRowid(r.lastInsertRowid, () => (this.changesStmt.get() as [bigint, bigint])[1])
+        : null;
       return this.result(p, { rows: [], fetched: 0 }, started, scannedBefore, p.info.sql, {
         changes: p.info.isDml ? r.changes : 0,
         rowid,

@@ -193,6 +193,15 @@ function readerOutOfMemory(e: unknown, reader: boolean, limits: ExecutionLimits)
 }
 
 /** A row's size in Hrana's JSON, near enough: each value's text plus its `{"type":...}` frame. */
+/**
+ * `last_insert_rowid` exactly: the driver reports it as a JS number, which rounds past 2^53, so
+ * above that it is asked of SQLite again (`ask`, as a bigint).
+ */
+export function exactRowid(reported: number | bigint, ask: () => bigint): bigint {
+  if (typeof reported === "bigint") return reported;
+  return Number.isSafeInteger(reported) ? BigInt(reported) : ask();
+}
+
 export function rowBytes(row: readonly SqlValue[]): number {
   let n = 2;
   for (const v of row) {

@@ -34,6 +34,11 @@ export class HostedDatabase {
   readonly conns: ConnectionsOf = { idle: [], inUse: 0, retiredAt: 0, parked: 0 };
   /** Whether the node has forgotten this database (its files are gone or going). */
   removed = false;
+  /**
+   * Whether the database may have replicas that must hear of its commits: its group has other
+   * locations, as its writers last saw it. Unknown counts as yes.
+   */
+  followed = true;
   private lock: WriteLock | undefined;
   private log: FrameLog | undefined;
   private exports = 0;

@@ -11,6 +11,8 @@ export interface CommitEvent {
   frame: number;
   index: number;
   at: number;
+  /** Whether the database may have replicas to tell (see `HostedDatabase.followed`). */
+  followed: boolean;
 }
 
 /** Frames in the current generation beyond which the next commit ends it with a checkpoint. */
@@ -121,7 +123,7 @@ export class HostedDatabases {
   private afterWrite(db: HostedDatabase, conn: EngineConnection): void {
     const log = db.frameLog;
     if (log.afterCommit() > 0) {
-      const event = { path: db.path, ...log.position(), at: Date.now() };
+      const event = { path: db.path, ...log.position(), at: Date.now(), followed: db.followed };
       for (const l of this.listeners) l(event);
     }
     if (log.pending > ROLLOVER_FRAMES && !db.exporting) this.rollover(db, conn);

@@ -54,6 +54,15 @@ export class WriteLock {
     });
   }
 
+  /** Takes the lock for `owner` at once if nobody holds it; false otherwise (then `acquire`). */
+  tryAcquire(owner: object, onContention?: () => void): boolean {
+    if (this.owner === owner) return true;
+    if (this.owner !== null) return false;
+    this.owner = owner;
+    this.onContention = onContention;
+    return true;
+  }
+
   release(owner: object): void {
     if (this.owner !== owner) return;
     const next = this.waiters.shift();

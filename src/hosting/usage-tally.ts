@@ -52,8 +52,21 @@ export class UsageTally implements UsageRecorder {
   private pendingQueries = 0;
   private written = new Map<string, string>();
   private readonly statementListeners: Array<(s: StatementRecord) => void> = [];
+  /** The UTC day counts go to, and when it ends: computed once a day, not at every statement. */
+  private day = "";
+  private dayEnds = 0;
 
   constructor(private readonly clock: Clock) {}
+
+  private today(): string {
+    const now = this.clock().getTime();
+    // A clock moved back (tests set it) starts the day again too.
+    if (now >= this.dayEnds || now < this.dayEnds - 86_400_000) {
+      this.day = new Date(now).toISOString().slice(0, 10);
+      this.dayEnds = Date.parse(`${this.day}T00:00:00.000Z`) + 86_400_000;
+    }
+    return this.day;
+  }
 
   record(
     db: { id: string; orgId: string; location?: string; encrypted?: boolean },
@@ -64,7 +77,7 @@ export class UsageTally implements UsageRecorder {
   ): void {
     // Listeners (metrics) take only the statement's kind from its text, never the text itself.
     for (const fn of this.statementListeners) fn({ dbId: db.id, sql: statement, rowsRead, rowsWritten, ms });
-    const day = this.clock().toISOString().slice(0, 10);
+    const day = this.today();
     const key = `${db.id}|${day}`;
     let u = this.usage.get(key);
     if (!u) {

@@ -13,6 +13,8 @@ import { ReplicaSeeding } from "./seeding.js";
 export type { ReplicaPeers, ReplicationParts } from "./replication-parts.js";
 
 const key = (dbId: string, location: string) => `${dbId}/${location}`;
+/** How long after a replica is built its primary's writers may still not know it exists (the data plane's record cache, and a little more). */
+const CACHE_SETTLE_MS = 1500;
 
 /**
  * Replicas of every database in every non-primary location of its group. Each location's
@@ -96,6 +98,19 @@ export class ReplicationManager implements ReplicaPort {
     if (encrypted) await this.encrypted.ensure(k, spec);
     else await this.worker(location).open(k, spec);
     this.place(dbId, location);
+    this.pullAgainSoon(dbId, location);
+  }
+
+  /**
+   * A primary's writers learn that its group has a new location from their cached record (up to
+   * a second old): a commit made meanwhile told no replica. A new replica pulls once more after
+   * that second, so it never waits for the next commit to get it.
+   */
+  private pullAgainSoon(dbId: string, location: string): void {
+    const timer = setTimeout(() => {
+      if (this.placements.get(dbId)?.has(location)) this.pull(dbId, location);
+    }, CACHE_SETTLE_MS);
+    timer.unref();
   }
 
   /** Closes the replica readers opened with a database's key (the key left memory). */

@@ -47,7 +47,9 @@ export function primaryAnswers(parts: PrimaryAnswerParts): PrimaryMethods {
 
 /** What the node does with its shards' news: commits to replicate, replicas' progress, schema changes. */
 export function followShards(supervisor: Supervisor, parts: PrimaryAnswerParts): void {
-  supervisor.on("commit", (e) => parts.replicas.onCommit(e as ShardEvents["commit"]));
+  supervisor.on("commits", (list) => {
+    for (const e of list as ShardEvents["commits"]) parts.replicas.onCommit(e);
+  });
   supervisor.on("observe", (d) => {
     const o = d as ShardEvents["observe"];
     parts.replicas.observe(o.dbId, o.location, o.index);

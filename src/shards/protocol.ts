@@ -109,7 +109,8 @@ export type ShardMethods = {
 /** Events a shard sends: each carries no answer. */
 export interface ShardEvents {
   ready: null;
-  commit: CommitEvent;
+  /** The newest commit of each database that committed since the last such message. */
+  commits: CommitEvent[];
   observe: { dbId: string; location: string; index: number };
   /** A schema database committed a change the shard journaled: its children catch up. */
   schema: { parentId: string };

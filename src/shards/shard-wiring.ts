@@ -11,7 +11,7 @@ import { watchBlockingWork } from "../engine/blocking-work.js";
 import type { EngineConnection } from "../engine/connection.js";
 import { DumpFiles } from "../engine/dump-files.js";
 import { KeyCache } from "../engine/encryption/key-cache.js";
-import { HostedDatabases } from "../engine/hosted-databases.js";
+import { type CommitEvent, HostedDatabases } from "../engine/hosted-databases.js";
 import { InstanceFiles } from "../engine/instance-files.js";
 import type { LocalShipping } from "../hosting/backup-shipping.js";
 import { ContentBuilder } from "../hosting/content-builder.js";
@@ -75,14 +75,18 @@ function engineOf(init: ShardInit, files: InstanceFiles): HostedDatabases {
   );
 }
 
-/** The commits of this shard's primaries, told to the node once per turn of the event loop. */
+/**
+ * The commits of this shard's primaries that have replicas, told to the node once per turn of the
+ * event loop: replication needs each database's newest position, so a burst of commits, of any
+ * number of databases, is one message.
+ */
 function commitsTo(channel: Channel<ShardMethods, PrimaryMethods>, hosted: HostedDatabases): void {
-  const latest = new Map<string, Parameters<Parameters<HostedDatabases["onCommit"]>[0]>[0]>();
+  const latest = new Map<string, CommitEvent>();
   hosted.onCommit((e) => {
-    // Replication needs the newest position of each database: a burst of commits is one message.
+    if (!e.followed) return;
     if (latest.size === 0)
       setImmediate(() => {
-        for (const event of latest.values()) channel.emit("commit", event);
+        channel.emit("commits", [...latest.values()]);
         latest.clear();
       });
     latest.set(e.path, e);

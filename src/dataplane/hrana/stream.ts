@@ -179,8 +179,12 @@ export class HranaStream implements SqlStream {
       !fence.mayWrite(this.access.database)
     )
       return fence.acquire(this.access.database).then(() => this.run(sql, args, opts));
-    // Once the lock is held, prepare again: another stream may have changed the schema meanwhile.
-    if (!p.readonly && !this.holdsLock) return this.takeLock().then(() => this.run(sql, args, opts));
+    if (!p.readonly && !this.holdsLock) {
+      // Free: taken at once, and nothing ran since the statement was prepared.
+      if (this.tryTakeLock()) return this.exec(conn, p, args, opts);
+      // Once a wait got the lock, prepare again: another stream may have changed the schema meanwhile.
+      return this.takeLock().then(() => this.run(sql, args, opts));
+    }
     return this.exec(conn, p, args, opts);
   }
 
@@ -298,6 +302,13 @@ export class HranaStream implements SqlStream {
     return this.conn;
   }
 
+  private tryTakeLock(): boolean {
+    if (!this.db.writeLock.tryAcquire(this, () => this.onContention())) return false;
+    this.holdsLock = true;
+    this.lockedAt = performance.now();
+    return true;
+  }
+
   private async takeLock(): Promise<void> {
     const lock = this.db.writeLock;
     try {
@@ -334,7 +345,10 @@ export class HranaStream implements SqlStream {
     if (conn.inTransaction) return;
     this.endTransactionTimer();
     // Still holding the write lock: no other writer can commit before the frames are recorded.
-    if (this.holdsLock) this.db.afterWrite(conn);
+    if (this.holdsLock) {
+      this.db.followed = this.access.database.locations.length > 1;
+      this.db.afterWrite(conn);
+    }
     const statements = this.schemaChanges.take();
     if (statements.length > 0 && committed) this.services.schemaChanged?.(this.access, conn, statements);
     this.releaseLock();
