@@ -56,11 +56,12 @@ describe("the pipe between a node's processes", () => {
   });
 
   it("fails the calls still waiting, and every later one, once the other process is gone", async () => {
-    const waiting = channel.remote.hang();
+    // The expectation is attached at once: the pipe may close before the exit event comes.
+    const waiting = expect(channel.remote.hang()).rejects.toBeInstanceOf(ChannelClosedError);
     const died = new Promise((r) => child.once("exit", r));
     void channel.remote.die().catch(() => undefined);
     await died;
-    await expect(waiting).rejects.toBeInstanceOf(ChannelClosedError);
+    await waiting;
     await expect(channel.remote.echo(1)).rejects.toBeInstanceOf(ChannelClosedError);
   });
 });
