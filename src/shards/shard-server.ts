@@ -2,6 +2,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { Socket } from "node:net";
 import type { Duplex } from "node:stream";
 import type { DataPlane } from "../dataplane/data-plane.js";
+import { FairTurns } from "../dataplane/fair-turns.js";
 import { type DataRoute, routeRequest } from "../dataplane/routing.js";
 import type { DatabaseLookup } from "../domain/data-access/ports.js";
 import type { Logger } from "../lib/logger.js";
@@ -37,8 +38,13 @@ export interface ShardServerParts {
 export class ShardServer {
   private readonly server: Server;
   private readonly sockets = new Set<Socket>();
+  /** HTTP requests taken in turns per database (see fair-turns.ts). */
+  private readonly turns: FairTurns;
 
   constructor(private readonly parts: ShardServerParts) {
+    this.turns = new FairTurns(undefined, (error) =>
+      parts.log.error({ err: error }, "a request taken late failed"),
+    );
     // As the node's own server: headers must arrive in time, slow sockets are checked every second.
     this.server = createServer(
       { headersTimeout: parts.headersTimeoutMs, connectionsCheckingInterval: 1000 },
@@ -78,11 +84,23 @@ export class ShardServer {
     return t.kind === "shard" && t.index === this.parts.index;
   }
 
-  /** The quarantine of the database a request names, if it is in one (its record is cached by now). */
-  private quarantineOf(route: DataRoute) {
+  /** The id of the database a request names, when known (its record is cached by now). */
+  private idOf(route: DataRoute): string | undefined {
     const l = route.locator;
-    const id = "id" in l ? l.id : this.parts.directory.peek(l)?.id;
+    return "id" in l ? l.id : this.parts.directory.peek(l)?.id;
+  }
+
+  /** The quarantine of the database a request names, if it is in one. */
+  private quarantineOf(route: DataRoute) {
+    const id = this.idOf(route);
     return id === undefined ? undefined : this.parts.quarantine.of(id);
+  }
+
+  /** Whose turn a request waits for: its database, or what names it while its id is unknown. */
+  private turnKey(route: DataRoute): string {
+    const l = route.locator;
+    if ("label" in l) return this.idOf(route) ?? `label:${l.label}`;
+    return this.idOf(route) ?? ("name" in l ? `name:${l.orgSlug}/${l.name}` : "");
   }
 
   private request(req: IncomingMessage, res: ServerResponse): void {
@@ -95,7 +113,7 @@ export class ShardServer {
       const q = this.mine(t) ? this.quarantineOf(route) : undefined;
       if (!this.mine(t)) this.parts.hop.http(req, res, this.portOf(t));
       else if (q) refuseHttp(res, quarantined(q));
-      else void this.parts.dataPlane.handle(req, res, route);
+      else this.turns.run(this.turnKey(route), () => void this.parts.dataPlane.handle(req, res, route));
     };
     const t = targetOf(route, this.parts.directory, this.parts.count, req.method);
     if (t instanceof Promise) void t.then(go);

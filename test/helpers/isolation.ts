@@ -129,10 +129,50 @@ export async function startProbe(
   kind: "read" | "write" = "read",
   gapMs = 5,
 ): Promise<{ stop(): Promise<ProbeResult> }> {
-  const worker = new Worker(new URL("./prober.mjs", import.meta.url), {
-    workerData: { url: t.http, token: t.token, kind, gapMs, warmup: 100, loops: 3 },
+  const session = await startWorker("./prober.mjs", {
+    url: t.http,
+    token: t.token,
+    kind,
+    gapMs,
+    warmup: 100,
+    loops: 3,
   });
-  const messages: Array<{ type: string; ms?: number[]; errors?: unknown[] }> = [];
+  return {
+    async stop() {
+      const done = await session.stop();
+      return { ms: (done.ms as number[]) ?? [], errors: (done.errors as unknown[]) ?? [] };
+    },
+  };
+}
+
+/**
+ * Tenant A's flood of point reads from `connections` kept-alive connections at once (see
+ * flooder.mjs), until `stop`, which says how many were answered and how many failed.
+ */
+export async function startFlood(
+  t: Tenant,
+  connections: number,
+): Promise<{ stop(): Promise<{ answered: number; failed: number }> }> {
+  const session = await startWorker("./flooder.mjs", {
+    url: t.http.replace(/\/$/, ""),
+    token: t.token,
+    connections,
+  });
+  return {
+    async stop() {
+      const done = await session.stop();
+      return { answered: done.answered as number, failed: done.failed as number };
+    },
+  };
+}
+
+/** A worker thread running `file` (beside this one) that says "ready", and "done" once told to stop. */
+async function startWorker(
+  file: string,
+  workerData: Record<string, unknown>,
+): Promise<{ stop(): Promise<Record<string, unknown>> }> {
+  const worker = new Worker(new URL(file, import.meta.url), { workerData });
+  const messages: Array<Record<string, unknown>> = [];
   const waiting: Array<() => void> = [];
   worker.on("message", (m) => {
     messages.push(m);
@@ -151,7 +191,7 @@ export async function startProbe(
       worker.postMessage("stop");
       const done = await next("done");
       await worker.terminate();
-      return { ms: done.ms ?? [], errors: done.errors ?? [] };
+      return done;
     },
   };
 }
