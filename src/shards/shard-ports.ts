@@ -4,6 +4,7 @@ import type { DatabaseLocator, DatabaseLookup, DataPlaneDatabase } from "../doma
 import type { DatabaseKey } from "../engine/encryption/keys.js";
 import type { InstanceFiles } from "../engine/instance-files.js";
 import { DIRECTORY_TTL_MS } from "../hosting/directory.js";
+import { DirectoryCache, locatorKey } from "../hosting/directory-cache.js";
 import type { DatabaseForDataPlane } from "../store/databases.js";
 import type { Remote } from "./channel.js";
 import type { LeaseView, PrimaryMethods } from "./protocol.js";
@@ -15,33 +16,27 @@ import type { LeaseView, PrimaryMethods } from "./protocol.js";
  * node's own directory keeps them, placement and leases as the primary sends them on.
  */
 
-function keyOf(l: DatabaseLocator): string {
-  if ("label" in l) return `l:${l.label}`;
-  if ("id" in l) return `i:${l.id}`;
-  return `n:${l.orgSlug}/${l.name}`;
-}
-
 /** Database records, read by the primary from the store and cached here as the node's directory caches them. */
 export class RemoteDirectory implements DatabaseLookup {
-  private readonly entries = new Map<string, { record: DataPlaneDatabase; at: number }>();
+  private readonly cache: DirectoryCache;
   private readonly inFlight = new Map<string, Promise<DataPlaneDatabase | undefined>>();
-  private readonly paths = new Map<string, string>();
 
   constructor(
     private readonly primary: Remote<PrimaryMethods>,
-    private readonly ttlMs = DIRECTORY_TTL_MS,
-    private readonly maxEntries = 50_000,
-  ) {}
+    ttlMs = DIRECTORY_TTL_MS,
+    maxEntries = 50_000,
+  ) {
+    this.cache = new DirectoryCache(ttlMs, maxEntries);
+  }
 
   peek(locator: DatabaseLocator, now = Date.now()): DataPlaneDatabase | undefined {
-    const hit = this.entries.get(keyOf(locator));
-    return hit && now - hit.at < this.ttlMs ? hit.record : undefined;
+    return this.cache.peek(locator, now);
   }
 
   find(locator: DatabaseLocator): Promise<DataPlaneDatabase | undefined> {
     const hit = this.peek(locator);
     if (hit) return Promise.resolve(hit);
-    const key = keyOf(locator);
+    const key = locatorKey(locator);
     let asked = this.inFlight.get(key);
     if (!asked) {
       const at = Date.now();
@@ -49,11 +44,7 @@ export class RemoteDirectory implements DatabaseLookup {
       asked = this.primary.find(locator).then(
         (record) => {
           this.inFlight.delete(key);
-          if (!record) this.entries.delete(key);
-          else {
-            if (this.entries.size >= this.maxEntries) this.entries.clear();
-            this.entries.set(key, { record, at });
-          }
+          this.cache.put(locator, record, at);
           return record;
         },
         (e: unknown) => {
@@ -67,19 +58,12 @@ export class RemoteDirectory implements DatabaseLookup {
   }
 
   reload(locator: DatabaseLocator): Promise<DataPlaneDatabase | undefined> {
-    this.entries.delete(keyOf(locator));
+    this.cache.drop(locator);
     return this.find(locator);
   }
 
   pathOf(d: DatabaseForDataPlane, files: Pick<InstanceFiles, "path">): string {
-    const key = `${d.primary_location}/${d.id}`;
-    let p = this.paths.get(key);
-    if (p === undefined) {
-      if (this.paths.size >= this.maxEntries) this.paths.clear();
-      p = files.path(d.primary_location, d.id);
-      this.paths.set(key, p);
-    }
-    return p;
+    return this.cache.pathOf(d, files);
   }
 
   groupExists(groupId: string): Promise<boolean> {
@@ -88,7 +72,7 @@ export class RemoteDirectory implements DatabaseLookup {
 
   /** Forgets every record (the node changed databases, groups or tokens). */
   invalidate(): void {
-    this.entries.clear();
+    this.cache.clear();
   }
 }
 

@@ -5,6 +5,7 @@ import type { DataPlane } from "../dataplane/data-plane.js";
 import { FairTurns } from "../dataplane/fair-turns.js";
 import { type DataRoute, routeRequest } from "../dataplane/routing.js";
 import type { DatabaseLookup } from "../domain/data-access/ports.js";
+import { drainConnections } from "../lib/drain-connections.js";
 import type { Logger } from "../lib/logger.js";
 import type { Hop } from "./hop.js";
 import type { InternalPorts } from "./protocol.js";
@@ -66,14 +67,7 @@ export class ShardServer {
 
   /** Lets requests in flight finish (cut after a deadline); kept-alive idle connections close. */
   async close(): Promise<void> {
-    const deadline = Date.now() + DRAIN_DEADLINE_MS;
-    while (this.sockets.size > 0 && Date.now() < deadline) {
-      this.server.closeIdleConnections();
-      await new Promise((resolve) => setTimeout(resolve, 25));
-    }
-    this.server.closeAllConnections();
-    for (const s of this.sockets) s.destroy();
-    this.server.close();
+    await drainConnections(this.server, this.sockets, DRAIN_DEADLINE_MS);
   }
 
   private portOf(t: Target): number {

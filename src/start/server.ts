@@ -2,6 +2,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { Socket } from "node:net";
 import type { Duplex } from "node:stream";
 import { routeRequest } from "../dataplane/routing.js";
+import { drainConnections } from "../lib/drain-connections.js";
 import type { PrimaryDataPlane } from "../shards/primary-data-plane.js";
 
 /**
@@ -82,15 +83,7 @@ export class ShoalServer {
    * stuck request is cut after the deadline.
    */
   async close(): Promise<void> {
-    const deadline = Date.now() + SHUTDOWN_DEADLINE_MS;
-    while (this.sockets.size > 0 && Date.now() < deadline) {
-      this.server.closeIdleConnections();
-      await new Promise((resolve) => setTimeout(resolve, 25));
-    }
-    this.server.closeAllConnections();
-    for (const s of this.sockets) s.destroy();
-    // Stops the connections' checks (see startTracking).
-    this.server.close();
+    await drainConnections(this.server, this.sockets, SHUTDOWN_DEADLINE_MS);
   }
 
   private request(req: IncomingMessage, res: ServerResponse): void {

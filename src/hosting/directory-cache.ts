@@ -1,0 +1,63 @@
+import type { DatabaseLocator, DataPlaneDatabase } from "../domain/data-access/ports.js";
+import type { InstanceFiles } from "../engine/instance-files.js";
+import type { DatabaseForDataPlane } from "../store/databases.js";
+
+/** One key per way of naming a database (the same database named two ways is cached twice). */
+export function locatorKey(l: DatabaseLocator): string {
+  if ("label" in l) return `l:${l.label}`;
+  if ("id" in l) return `i:${l.id}`;
+  return `n:${l.orgSlug}/${l.name}`;
+}
+
+/**
+ * What a directory remembers between requests: database records, each used for `ttlMs` after it
+ * was read, and primary instances' file paths. Both are bounded: past `maxEntries` they start
+ * over, so a client naming databases without end can't grow memory.
+ */
+export class DirectoryCache {
+  private readonly records = new Map<string, { record: DataPlaneDatabase; at: number }>();
+  private readonly paths = new Map<string, string>();
+
+  constructor(
+    private readonly ttlMs: number,
+    private readonly maxEntries: number,
+  ) {}
+
+  /** The record, if read less than `ttlMs` before `now`. */
+  peek(locator: DatabaseLocator, now = Date.now()): DataPlaneDatabase | undefined {
+    const hit = this.records.get(locatorKey(locator));
+    return hit && now - hit.at < this.ttlMs ? hit.record : undefined;
+  }
+
+  /** Keeps what was read at `at`; a database not found is forgotten, never cached as missing. */
+  put(locator: DatabaseLocator, record: DataPlaneDatabase | undefined, at: number): void {
+    const key = locatorKey(locator);
+    if (!record) {
+      this.records.delete(key);
+      return;
+    }
+    if (this.records.size >= this.maxEntries) this.records.clear();
+    this.records.set(key, { record, at });
+  }
+
+  drop(locator: DatabaseLocator): void {
+    this.records.delete(locatorKey(locator));
+  }
+
+  /** Forgets every record (paths stay: a database's primary file is named by its location and id). */
+  clear(): void {
+    this.records.clear();
+  }
+
+  /** File of a database's primary instance, remembered (building it is a path join per request). */
+  pathOf(d: DatabaseForDataPlane, files: Pick<InstanceFiles, "path">): string {
+    const key = `${d.primary_location}/${d.id}`;
+    let p = this.paths.get(key);
+    if (p === undefined) {
+      if (this.paths.size >= this.maxEntries) this.paths.clear();
+      p = files.path(d.primary_location, d.id);
+      this.paths.set(key, p);
+    }
+    return p;
+  }
+}
