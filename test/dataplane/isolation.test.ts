@@ -1,5 +1,4 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { ownerOf } from "../../src/shards/ownership.js";
 import {
   baseline,
   memoryOf,
@@ -11,7 +10,7 @@ import {
   startServerProcess,
   summary,
   type Tenant,
-  tenant,
+  tenantOn as tenantOnShard,
 } from "../helpers/isolation.js";
 import { slowloris, slowReaders } from "../helpers/slow-clients.js";
 
@@ -42,13 +41,7 @@ let b: Tenant;
 let near: Tenant;
 
 /** A new tenant whose database the shard `index` owns. */
-async function tenantOn(index: number): Promise<Tenant> {
-  for (let i = 0; i < 40; i++) {
-    const t = await tenant(server, SEED);
-    if (ownerOf(t.id, SHARDS) === index) return t;
-  }
-  throw new Error(`no database landed on shard ${index}`);
-}
+const tenantOn = (index: number) => tenantOnShard(server, SEED, index, SHARDS);
 
 const NEIGHBOURS = [
   ["on another shard", () => b],

@@ -4,6 +4,8 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { Worker } from "node:worker_threads";
 import { type Client, createClient } from "@libsql/client";
+import { processTree } from "../../bench/shards-servers.js";
+import { ownerOf } from "../../src/shards/ownership.js";
 import { databaseUrls, setupDatabase } from "./dataplane.js";
 import { type ShoalProcess, spawnShoal } from "./process.js";
 import { ADMIN_TOKEN, type TestShoal } from "./shoal.js";
@@ -69,6 +71,23 @@ export interface Tenant {
 }
 
 /** A user with one database and a token, on a server process. */
+/** A process and its descendants (a node and its shards); one copy, shared with the bench. */
+export { processTree };
+
+/** A new tenant (with `setup` run) whose database shard `index` of a node of `shards` owns. */
+export async function tenantOn(
+  s: ServerProcess,
+  setup: string,
+  index: number,
+  shards: number,
+): Promise<Tenant> {
+  for (let i = 0; i < 40; i++) {
+    const t = await tenant(s, setup);
+    if (ownerOf(t.id, shards) === index) return t;
+  }
+  throw new Error(`no database landed on shard ${index}`);
+}
+
 export async function tenant(s: ServerProcess, setup?: string): Promise<Tenant> {
   const db = await setupDatabase(s.h);
   const urls = databaseUrls(s.h, db.org, db.name, db.hostname);
@@ -206,24 +225,6 @@ export function quantile(ms: readonly number[], q: number): number {
 export function summary(label: string, r: { ms: number[]; errors: unknown[] }): string {
   const f = (n: number) => n.toFixed(1);
   return `${label}: ${r.ms.length} probes, ${r.errors.length} failed, p50 ${f(quantile(r.ms, 0.5))} ms, p99 ${f(quantile(r.ms, 0.99))} ms, max ${f(Math.max(...r.ms))} ms`;
-}
-
-/** A process and all its descendants (a node and its shards), from Linux's /proc. */
-export function processTree(pid: number): number[] {
-  const parent = new Map<number, number>();
-  for (const name of readdirSync("/proc")) {
-    if (!/^\d+$/.test(name)) continue;
-    try {
-      // Field 4 of stat, after the command in parentheses (which may hold spaces).
-      const stat = readFileSync(`/proc/${name}/stat`, "utf8");
-      parent.set(Number(name), Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1]));
-    } catch {
-      // Ended meanwhile.
-    }
-  }
-  const tree = [pid];
-  for (let i = 0; i < tree.length; i++) for (const [child, p] of parent) if (p === tree[i]) tree.push(child);
-  return tree;
 }
 
 /**

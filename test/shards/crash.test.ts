@@ -1,6 +1,5 @@
 import { readFileSync } from "node:fs";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { ownerOf } from "../../src/shards/ownership.js";
 import {
   baseline,
   p99Bound,
@@ -11,7 +10,7 @@ import {
   startServerProcess,
   summary,
   type Tenant,
-  tenant,
+  tenantOn as tenantOnShard,
 } from "../helpers/isolation.js";
 import { ADMIN_TOKEN } from "../helpers/shoal.js";
 
@@ -37,13 +36,7 @@ let c: Tenant;
 let d: Tenant;
 
 /** A new tenant whose database the shard `index` owns. */
-async function tenantOn(index: number): Promise<Tenant> {
-  for (let i = 0; i < 40; i++) {
-    const t = await tenant(server, SEED);
-    if (ownerOf(t.id, SHARDS) === index) return t;
-  }
-  throw new Error(`no database landed on shard ${index}`);
-}
+const tenantOn = (index: number) => tenantOnShard(server, SEED, index, SHARDS);
 
 /** The pid of shard `index` of the node (its command line names it). */
 function shardPid(index: number): number {
