@@ -1,9 +1,12 @@
+import type { IncomingMessage, ServerResponse } from "node:http";
 import { damagedMessage, isDamaged, primaryCode } from "../engine/sqlite-errors.js";
 import { AppError } from "../errors.js";
 import { STATUS_OF_KIND } from "../lib/error-status.js";
+import { loggablePath } from "../lib/loggable-path.js";
+import type { Logger } from "../lib/logger.js";
 import { type HranaCode, isShoalCode, passedOn, type ShoalCode } from "./hrana/error-codes.js";
 import { ProtocolError, requestFailure } from "./hrana/errors.js";
-import { BodyTimeoutError, BodyTooLargeError } from "./http-io.js";
+import { BodyTimeoutError, BodyTooLargeError, sendError } from "./http-io.js";
 
 /** A data-plane URL that names no route, or names one wrongly. */
 export class NoRouteError extends Error {
@@ -66,4 +69,30 @@ export function httpErrorOf(e: unknown, requestId: string): HttpErrorAnswer {
     closeConnection: false,
     internal: true,
   };
+}
+
+/**
+ * Answers a data-plane request that failed with `e`, wherever it was served: a failure of the
+ * server's own goes to the log under the request id, the client gets the mapped answer.
+ */
+export function answerFailure(
+  req: IncomingMessage,
+  res: ServerResponse,
+  e: unknown,
+  requestId: string,
+  log: Logger,
+): void {
+  // Sent too late, or to a client that hung up before its request was whole (node's "aborted"):
+  // there is no one left to answer, and nothing went wrong here.
+  if (res.headersSent || (req.destroyed && (e as NodeJS.ErrnoException).code === "ECONNRESET")) {
+    res.destroy();
+    return;
+  }
+  const answer = httpErrorOf(e, requestId);
+  if (answer.internal) {
+    const path = loggablePath((req.url ?? "/").split("?")[0]!);
+    log.child({ requestId }).error({ err: e, method: req.method, path }, "data plane request failed");
+  }
+  if (answer.closeConnection) res.setHeader("connection", "close");
+  sendError(res, answer.status, answer.code, answer.message);
 }

@@ -2,7 +2,6 @@ import type { IncomingMessage, ServerResponse } from "node:http";
 import { unlockAccess } from "../domain/data-access/encryption.js";
 import { type DataAccess, openDataAccess, openDataAccessCached } from "../domain/data-access/open.js";
 import { AppError, ForbiddenError, UnauthenticatedError } from "../errors.js";
-import { loggablePath } from "../lib/loggable-path.js";
 import { REQUEST_ID_HEADER, requestIdOf } from "../lib/request-id.js";
 import type { ClientAddress } from "./client-address.js";
 import { CORS } from "./cors.js";
@@ -18,8 +17,8 @@ import type { StreamRequest } from "./hrana/requests.js";
 import type { ResponseBudget, ResponseBytes } from "./hrana/response-budget.js";
 import { HTTP_SQL_LIMITS, SqlStore } from "./hrana/sql-store.js";
 import type { BatchOutcome, SqlStream, StreamServices } from "./hrana/stream.js";
-import { httpErrorOf, NoRouteError } from "./http-errors.js";
-import { readBody, readJson, send, sendError, sendJson } from "./http-io.js";
+import { answerFailure, NoRouteError } from "./http-errors.js";
+import { readBody, readJson, send, sendJson } from "./http-io.js";
 import { cipherHeader, keyHeader } from "./key-header.js";
 import type { DataPlaneParts } from "./parts.js";
 import { type PullServices, pullUpdates } from "./pull/pull-updates.js";
@@ -64,21 +63,7 @@ export class HranaHttp {
     try {
       await this.route(req, res, route);
     } catch (e) {
-      // Sent too late, or to a client that hung up before its request was whole (node's "aborted"):
-      // there is no one left to answer, and nothing went wrong here.
-      if (res.headersSent || (req.destroyed && (e as NodeJS.ErrnoException).code === "ECONNRESET")) {
-        res.destroy();
-        return;
-      }
-      const answer = httpErrorOf(e, requestId);
-      if (answer.internal) {
-        const path = loggablePath((req.url ?? "/").split("?")[0]!);
-        this.deps.log
-          .child({ requestId })
-          .error({ err: e, method: req.method, path }, "data plane request failed");
-      }
-      if (answer.closeConnection) res.setHeader("connection", "close");
-      sendError(res, answer.status, answer.code, answer.message);
+      answerFailure(req, res, e, requestId, this.deps.log);
     }
   }
 

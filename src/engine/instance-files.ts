@@ -101,7 +101,9 @@ export class InstanceFiles {
     this.remove(toLocation, dbId);
     const db = new Database(src, { fileMustExist: true });
     try {
-      db.prepare("VACUUM INTO ?").run(dst);
+      // `exec` with the path as a literal: a prepared statement would keep this connection to a
+      // file its shard serves open past close(), until collected (see handle-release.ts).
+      db.exec(`VACUUM INTO '${dst.replaceAll("'", "''")}'`);
     } finally {
       db.close();
     }

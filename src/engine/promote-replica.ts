@@ -35,8 +35,10 @@ export function promoteReplicaFile(dbPath: string): ReplicaPosition | undefined 
   const position = replicaPosition(dbPath);
   const db = new Database(dbPath, { fileMustExist: true });
   try {
+    // `exec`, not a prepared statement: a statement would keep the connection open past close()
+    // until collected, and its late close would delete the WAL of the primary serving this file.
     db.exec("PRAGMA journal_mode = WAL");
-    db.prepare("PRAGMA wal_checkpoint(TRUNCATE)").run();
+    db.exec("PRAGMA wal_checkpoint(TRUNCATE)");
   } finally {
     db.close();
   }

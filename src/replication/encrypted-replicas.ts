@@ -2,6 +2,7 @@ import type Database from "libsql";
 import type { ReplicaRows } from "../domain/core/ports.js";
 import type { DatabaseKey } from "../engine/encryption/keys.js";
 import { openReplicaReader } from "../engine/encryption/open.js";
+import { closeWhenUnreferenced } from "../engine/handle-release.js";
 import { HttpFrameSource } from "./frame-source.js";
 import { KeylessFollower } from "./keyless-follower.js";
 import type { ReplicaSpec } from "./location-worker-client.js";
@@ -57,6 +58,15 @@ export class EncryptedReplicas {
     await r?.follower.drop();
   }
 
+  /** Lets go of a replica whose file becomes a primary's: its sync ends, its files stay. */
+  async release(key: string): Promise<void> {
+    const r = this.replicas.get(key);
+    this.replicas.delete(key);
+    if (!r) return;
+    await r.follower.idle();
+    this.closeReader(r);
+  }
+
   /** A read on the replica with the request's key: rows as arrays, integers as bigints. */
   query(key: string, sql: string, args: unknown, dbKey: DatabaseKey | undefined): ReplicaRows {
     const r = this.replicas.get(key);
@@ -85,7 +95,8 @@ export class EncryptedReplicas {
   }
 
   private closeReader(r: Replica): void {
-    r.reader?.db.close();
+    // Closed only once its statements are collected: until then the driver keeps the connection.
+    if (r.reader) closeWhenUnreferenced(r.reader.db);
     r.reader = undefined;
   }
 }

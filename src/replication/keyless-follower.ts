@@ -99,9 +99,14 @@ export class KeylessFollower {
     return this.queued;
   }
 
+  /** Resolves once no sync runs or waits to run. */
+  async idle(): Promise<void> {
+    await (this.queued ?? this.running)?.catch(() => undefined);
+  }
+
   /** Removes the replica and everything the follower keeps beside it, once a running sync ends. */
   async drop(): Promise<void> {
-    await (this.queued ?? this.running)?.catch(() => undefined);
+    await this.idle();
     this.opts.beforeApply?.();
     for (const s of ["", ...COMPANIONS]) rmSync(this.path + s, { force: true });
     this.pos = undefined;

@@ -16,8 +16,26 @@
  */
 import { existsSync, mkdirSync, rmSync } from "node:fs";
 import { dirname } from "node:path";
+import v8 from "node:v8";
+import vm from "node:vm";
 import { parentPort, workerData } from "node:worker_threads";
 import Database from "libsql";
+
+/**
+ * The driver's prepared statements keep their native connection alive after `close()` until they
+ * are collected (see engine/handle-release.ts). A replica closed that way, and then promoted to a
+ * primary that another process serves, would be closed for real at some later collection: SQLite,
+ * finding itself the last user of the old shared-memory file, checkpoints and deletes the WAL by
+ * name, the primary's live one. So a close collects first, then closes.
+ * @type {(() => void) | undefined}
+ */
+let gc;
+try {
+  v8.setFlagsFromString("--expose_gc");
+  gc = vm.runInNewContext("gc");
+} catch {
+  gc = undefined;
+}
 
 /** @typedef {{ db: any; used: number; offline?: string }} Replica `offline`: why the primary was out of reach */
 
@@ -62,16 +80,22 @@ function replica(key) {
   open.set(key, r);
   if (open.size > MAX_OPEN) {
     const [oldestKey] = [...open.entries()].sort((a, b) => a[1].used - b[1].used)[0] ?? [];
-    if (oldestKey && oldestKey !== key) close(oldestKey);
+    if (oldestKey && oldestKey !== key) void close(oldestKey);
   }
   return r;
 }
 
-/** @param {string} key */
-function close(key) {
+/**
+ * Closes a replica once its statements are collected; resolves when its files are let go of.
+ * @param {string} key
+ */
+async function close(key) {
   const r = open.get(key);
   if (!r) return;
   open.delete(key);
+  gc?.();
+  // The statements' native finalizers run on a later turn.
+  await new Promise((resolve) => setImmediate(resolve));
   try {
     r.db.close();
   } catch {
@@ -84,8 +108,8 @@ function close(key) {
  * that pile up during a sync simply run after it (and find little left to pull).
  * @param {string} key
  */
-function sync(key) {
-  if (open.get(key)?.offline) close(key);
+async function sync(key) {
+  if (open.get(key)?.offline) await close(key);
   const r = replica(key);
   if (r.offline) {
     throw new Error(
@@ -120,20 +144,20 @@ async function handle(m) {
   switch (m.op) {
     case "register":
       // Its primary moved: the next use opens the replica again, following the new address.
-      if (known.get(m.key)?.syncUrl !== m.syncUrl) close(m.key);
+      if (known.get(m.key)?.syncUrl !== m.syncUrl) await close(m.key);
       known.set(m.key, { path: m.path, syncUrl: m.syncUrl, token: m.token });
       return null;
     case "open":
       known.set(m.key, { path: m.path, syncUrl: m.syncUrl, token: m.token });
-      sync(m.key);
+      await sync(m.key);
       return null;
     case "sync":
-      sync(m.key);
+      await sync(m.key);
       return null;
     case "query":
       return query(m.key, m.sql, m.args);
     case "drop": {
-      close(m.key);
+      await close(m.key);
       const spec = known.get(m.key);
       known.delete(m.key);
       const path = spec?.path ?? m.path;
@@ -142,19 +166,27 @@ async function handle(m) {
     }
     case "release":
       // The file stays (it becomes a primary's): only this worker lets go of it.
-      close(m.key);
       known.delete(m.key);
+      await close(m.key);
       return null;
     case "close-all":
-      for (const key of [...open.keys()]) close(key);
+      await Promise.all([...open.keys()].map(close));
       return null;
     default:
       throw new Error(`unknown operation ${m.op}`);
   }
 }
 
+/** Calls are handled one after another: a close waits a turn, and nothing may reopen meanwhile. */
+let queue = Promise.resolve();
+
 parentPort?.on("message", (/** @type {{ id: number; op: string }} */ m) => {
-  handle(m).then(
+  queue = queue.then(() => respond(m));
+});
+
+/** @param {{ id: number; op: string }} m */
+function respond(m) {
+  return handle(m).then(
     (result) => parentPort?.postMessage({ id: m.id, ok: true, result }),
     (e) =>
       parentPort?.postMessage({
@@ -165,4 +197,4 @@ parentPort?.on("message", (/** @type {{ id: number; op: string }} */ m) => {
         rawCode: e?.rawCode,
       }),
   );
-});
+}

@@ -7,8 +7,11 @@ import { Throttle } from "../lib/throttle.js";
 import { EncryptedReplicas } from "./encrypted-replicas.js";
 import { LocationWorker, type ReplicaRows, type ReplicaSpec } from "./location-worker-client.js";
 import { ReplicaProgress } from "./progress.js";
+import { ReleasedReplicas, ReplicaAtPrimaryError } from "./released.js";
+import { pollRemoteFollowers, type RemotePollParts } from "./remote-poll.js";
 import type { ReplicationParts } from "./replication-parts.js";
 import { ReplicaSeeding } from "./seeding.js";
+import { syncFailureAction } from "./sync-failure.js";
 
 export type { ReplicaPeers, ReplicationParts } from "./replication-parts.js";
 
@@ -40,6 +43,8 @@ export class ReplicationManager implements ReplicaPort {
   private readonly unavailableLog = new Throttle(60_000);
   /** Replicas of other nodes' primaries started from the backup bucket instead of a full copy. */
   private readonly seeding: ReplicaSeeding;
+  /** Replicas whose files became primaries here: work on them begun before stops. */
+  private readonly released: ReleasedReplicas;
 
   constructor(
     private readonly deps: ReplicationParts,
@@ -51,9 +56,19 @@ export class ReplicationManager implements ReplicaPort {
     private readonly sourceUrl: (dbId?: string) => string,
   ) {
     this.seeding = new ReplicaSeeding(deps.seeder, deps.log);
+    this.released = new ReleasedReplicas(deps.directory, deps.log);
     if (deps.peers) {
       // Catches up after a broken link or a missed notification (the primary's node was down).
-      this.poller = setInterval(() => this.pollRemote(), deps.remotePollMs ?? 1000);
+      const poll: RemotePollParts = {
+        peers: deps.peers,
+        log: deps.log,
+        followers: this.remoteFollowers,
+        elsewhere: (l) => this.elsewhere(l),
+        rebuild: (dbId, l) => this.rebuild(dbId, l),
+        adopt: (dbId, l) => this.adopt(dbId, l),
+        pull: (dbId, l) => this.pull(dbId, l),
+      };
+      this.poller = setInterval(() => pollRemoteFollowers(poll), deps.remotePollMs ?? 1000);
       this.poller.unref();
     }
   }
@@ -86,9 +101,15 @@ export class ReplicationManager implements ReplicaPort {
       this.deps.peers?.notify(dbId, location);
       return;
     }
+    await this.released.run(dbId, location, (since) => this.build(dbId, location, since));
+  }
+
+  private async build(dbId: string, location: string, since: number): Promise<void> {
     const { spec, encrypted } = await this.spec(dbId, location);
     const k = key(dbId, location);
+    this.released.check(dbId, location, since);
     if (await this.seeding.seed(k, dbId, spec, { encrypted, remote: this.remoteFollowers.has(k) })) {
+      this.released.check(dbId, location, since);
       await this.register(k, location, spec, encrypted);
       this.place(dbId, location);
       // Only the frames after the seed come from the primary; one out of reach is caught up later.
@@ -123,9 +144,12 @@ export class ReplicationManager implements ReplicaPort {
    * contacting the primary: the worker opens it on first use. `catchUp` then has it pull.
    */
   async adopt(dbId: string, location: string): Promise<void> {
-    const { spec, encrypted } = await this.spec(dbId, location);
-    await this.register(key(dbId, location), location, spec, encrypted);
-    this.place(dbId, location);
+    await this.released.run(dbId, location, async (since) => {
+      const { spec, encrypted } = await this.spec(dbId, location);
+      this.released.check(dbId, location, since);
+      await this.register(key(dbId, location), location, spec, encrypted);
+      this.place(dbId, location);
+    });
   }
 
   private async register(k: string, location: string, spec: ReplicaSpec, encrypted: boolean): Promise<void> {
@@ -163,12 +187,15 @@ export class ReplicationManager implements ReplicaPort {
 
   /** Lets go of a replica whose file becomes a primary (a failover here): closed, files kept. */
   async release(dbId: string, location: string): Promise<void> {
+    const k = key(dbId, location);
+    this.released.release(dbId, location);
     // A promotion never waits on a pull from the old primary (its machine may hang).
     this.deps.relay?.cut(dbId, location);
     this.placements.get(dbId)?.delete(location);
     this.progress.forget(dbId, location);
-    this.remoteFollowers.delete(key(dbId, location));
-    await this.worker(location).release(key(dbId, location));
+    this.remoteFollowers.delete(k);
+    if (this.encrypted.has(k)) await this.encrypted.release(k);
+    await this.worker(location).release(k);
   }
 
   /** Forgets what replicas of `dbId` reported, when its primary moved (indexes start again). */
@@ -262,27 +289,20 @@ export class ReplicationManager implements ReplicaPort {
   }
 
   private syncFailed(dbId: string, location: string, e: unknown): void {
-    // 410: the generation this replica was in is gone (pruned, or lost to a checkpoint Shoal
-    // didn't make). libSQL's client can't recover by itself; build the replica again. (A keyless
-    // follower, for an encrypted database, recovers by itself with a fresh copy.)
-    const plain = !this.encrypted.has(key(dbId, location));
-    if (plain && e instanceof Error && /\b410\b/.test(e.message)) {
+    const k = key(dbId, location);
+    const action = syncFailureAction(e, this.encrypted.has(k));
+    if (action === "rebuild") {
       this.deps.log.warn({ dbId, location }, "replica fell behind the kept history; rebuilding it");
       this.rebuild(dbId, location);
       return;
     }
-    // Refused or cut off: the primary's node may be back at another address (a restart takes a
-    // new port); its record is read again rather than remembered for a while longer.
-    const primary = this.remoteFollowers.get(key(dbId, location))?.primary;
-    if (
-      primary &&
-      e instanceof Error &&
-      /PRIMARY_UNREACHABLE|Connect|Connection ?(refused|reset)/i.test(e.message)
-    )
-      this.deps.peers?.recheck(primary);
-    // The relay said so once already, for all of that primary's replicas (pull-relay.ts).
-    const hung = e instanceof Error && e.message.includes("PRIMARY_NOT_ANSWERING");
-    this.deps.log[hung ? "debug" : "warn"]({ err: e, dbId, location }, "replica could not sync");
+    const primary = this.remoteFollowers.get(k)?.primary;
+    if (action === "recheck" && primary) this.deps.peers?.recheck(primary);
+    if (action !== "none")
+      this.deps.log[action === "quiet" ? "debug" : "warn"](
+        { err: e, dbId, location },
+        "replica could not sync",
+      );
   }
 
   /**
@@ -303,44 +323,19 @@ export class ReplicationManager implements ReplicaPort {
   /** Drops a replica and builds it again from its primary (one that follows another history). */
   rebuild(dbId: string, location: string): void {
     this.seeding.skipNext(key(dbId, location));
-    this.drop(dbId, location)
-      .then(() => this.ensure(dbId, location))
+    // Asked before a promotion here (a pull that failed, a poll), it must not delete the primary's files.
+    this.released
+      .run(dbId, location, async (since) => {
+        await this.released.stillReplica(dbId, location, since);
+        await this.drop(dbId, location);
+        if (this.elsewhere(location)) return;
+        await this.build(dbId, location, since);
+      })
       .catch((e: unknown) => this.deps.log.error({ err: e, dbId, location }, "could not rebuild a replica"));
   }
 
   private elsewhere(location: string): boolean {
     return this.deps.peers !== undefined && !this.deps.peers.holds(location);
-  }
-
-  /**
-   * Each replica following another node's primary pulls; one whose primary moved (the node came
-   * back at another address, or another location took over) is pointed at where it is now first.
-   */
-  private pollRemote(): void {
-    const peers = this.deps.peers;
-    for (const [k, was] of this.remoteFollowers) {
-      const [dbId, location] = k.split("/") as [string, string];
-      Promise.all([peers?.primaryUrl(dbId), peers?.primaryLocation(dbId)])
-        .then(async ([url, primary]) => {
-          // Its own location is now the primary: this node's failover is turning the file into
-          // the primary's (one database after another); rebuilding it would delete what it had
-          // applied before the promotion reaches it.
-          if (primary === location) return;
-          if (primary !== was.primary) {
-            // Another location took over: its history isn't the one this replica followed.
-            this.deps.log.info(
-              { dbId, location, primary },
-              "the primary moved; building the replica again from it",
-            );
-            return this.rebuild(dbId, location);
-          }
-          // Its node is down (no holder): keep the address known, not this node's; look again next poll.
-          if (url === undefined && primary !== undefined && this.elsewhere(primary)) return;
-          if (url !== was.url) await this.adopt(dbId, location);
-          this.pull(dbId, location);
-        })
-        .catch((e: unknown) => this.deps.log.debug({ err: e, dbId, location }, "could not find a primary"));
-    }
   }
 
   /** Where a replica lives and follows from; `encrypted` replicas are kept by keyless followers. */
@@ -351,6 +346,7 @@ export class ReplicationManager implements ReplicaPort {
       this.remoteFollowers.set(key(dbId, location), { url: remote, primary });
     } else this.remoteFollowers.delete(key(dbId, location));
     const db = await this.deps.directory.find({ id: dbId });
+    if (db?.primary_location === location) throw new ReplicaAtPrimaryError(dbId, location);
     // Another node's primary is reached through this node's relay, which limits how long a pull may hang.
     const relayed = remote && this.deps.relay?.register(dbId, location, `${remote}/replication/${dbId}`);
     const spec = {

@@ -1,6 +1,7 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { Duplex } from "node:stream";
 import type { PullRelay } from "../dataplane/forward/pull-relay.js";
+import { answerFailure } from "../dataplane/http-errors.js";
 import type { DataPlanePeers } from "../dataplane/replica-notify.js";
 import { notifyReplica } from "../dataplane/replica-notify.js";
 import { observeRequest } from "../dataplane/request-log.js";
@@ -8,6 +9,7 @@ import type { DataRoute } from "../dataplane/routing.js";
 import type { Placement, ReplicaPort } from "../domain/core/ports.js";
 import type { DatabaseLookup } from "../domain/data-access/ports.js";
 import type { Logger } from "../lib/logger.js";
+import { REQUEST_ID_HEADER, requestIdOf } from "../lib/request-id.js";
 import type { ShoalMetrics } from "../metrics/metrics.js";
 import type { Hop } from "./hop.js";
 import type { InternalPorts } from "./protocol.js";
@@ -42,20 +44,27 @@ export function primaryDataPlane(
   shards: { count: number; ports: () => InternalPorts },
 ): PrimaryDataPlane {
   const portOf = (index: number) => shards.ports().shards[index]!;
+  // A failure here (a peer hanging up mid-body, the store out of reach) is answered like any other
+  // data-plane failure; left to reject, it would end the whole node.
+  const failed = (req: IncomingMessage, res: ServerResponse) => (e: unknown) =>
+    answerFailure(req, res, e, requestIdOf(req.headers[REQUEST_ID_HEADER]), parts.log);
   return {
     handle(req, res, route) {
       if (!servedByPrimary(route, req.method)) {
         const t = targetOf(route, parts.directory, shards.count, req.method);
         const go = (target: Awaited<typeof t>) =>
           target.kind === "shard" ? hop.http(req, res, portOf(target.index)) : undefined;
-        if (t instanceof Promise) void t.then(go);
+        if (t instanceof Promise) t.then(go).catch(failed(req, res));
         else go(t);
         return;
       }
       observeRequest(req, res, route, parts);
       const id = (route.locator as { id: string }).id;
-      if (route.path === "/notify") void notifyReplica(req, res, id, parts);
-      else void parts.relay.handle(req, res, id, route.path);
+      const served =
+        route.path === "/notify"
+          ? notifyReplica(req, res, id, parts)
+          : parts.relay.handle(req, res, id, route.path);
+      served.catch(failed(req, res));
     },
     upgrade(req, socket, head, route) {
       const t = targetOf(route, parts.directory, shards.count);
@@ -63,7 +72,11 @@ export function primaryDataPlane(
         if (target.kind === "shard") hop.upgrade(req, socket, head, portOf(target.index));
         else socket.end("HTTP/1.1 404 Not Found\r\nConnection: close\r\n\r\n");
       };
-      if (t instanceof Promise) void t.then(go);
+      if (t instanceof Promise)
+        t.then(go).catch((e: unknown) => {
+          parts.log.warn({ err: e }, "could not route a WebSocket upgrade");
+          socket.end("HTTP/1.1 503 Service Unavailable\r\nConnection: close\r\n\r\n");
+        });
       else go(t);
     },
     close() {

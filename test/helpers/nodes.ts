@@ -57,7 +57,9 @@ export async function startCluster(): Promise<Cluster> {
     async close() {
       for (const p of procs) p.proc.kill("SIGKILL");
       await Promise.all(procs.map((p) => p.exited));
-      await Promise.all([...dirs.values(), keys].map((d) => rm(d, { recursive: true, force: true })));
+      // SHOAL_TEST_LOG_DIR keeps the data folders too, for a look at a failure seen only under load.
+      if (!process.env.SHOAL_TEST_LOG_DIR)
+        await Promise.all([...dirs.values(), keys].map((d) => rm(d, { recursive: true, force: true })));
       await server.stop();
     },
   };

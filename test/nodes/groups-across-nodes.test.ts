@@ -3,7 +3,12 @@
  * another. B keeps a replica of every database of the group that follows A over the network,
  * serves reads, forwards writes with read-your-writes, and catches up after a restart.
  */
+import { existsSync } from "node:fs";
+import { connect } from "node:net";
+import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { signJwt } from "../../src/lib/jwt.js";
+import { loadOrCreateSigningKey } from "../../src/lib/signing-keys.js";
 import { type Client, client } from "../helpers/http.js";
 import {
   type Cluster,
@@ -27,6 +32,15 @@ let token: string;
 const org = "spanner";
 const atA = () => `${a.url}/db/${org}/d1/`;
 const atB = () => `${b.url}/db/${org}/d1@${WEST}/`;
+const dbId = async (): Promise<string> =>
+  (await api().get(`/v1/organizations/${org}/databases/d1`)).body.database.DbId;
+
+/** A node-to-node token, signed with the cluster's shared key as node A signs its calls. */
+async function nodeToken(): Promise<string> {
+  const key = await loadOrCreateSigningKey(path.join(cluster.dirs.get("node-a")!, "keys"), "db-tokens");
+  const now = Math.floor(Date.now() / 1000);
+  return signJwt(key, { node: "node-a", iat: now, exp: now + 60 });
+}
 
 beforeAll(async () => {
   cluster = await startCluster();
@@ -137,6 +151,40 @@ describe("a group spanning two nodes", () => {
     await within(SETTLE_MS, async () => {
       expect(await rows(atB(), token, "SELECT count(*) FROM t WHERE v = 'after A restarted'")).toEqual([[1]]);
     });
+  });
+
+  it("keeps B running when another node hangs up halfway through a pull-now notice", async () => {
+    // Signed as a node would sign it, so B reads the body; the caller dies before it is whole.
+    const socket = connect(Number(new URL(b.url).port), "127.0.0.1");
+    await new Promise<void>((resolve) => socket.once("connect", () => resolve()));
+    socket.write(
+      `POST /replication/${await dbId()}/notify HTTP/1.1\r\nHost: 127.0.0.1\r\n` +
+        `Authorization: Bearer ${await nodeToken()}\r\n` +
+        'Content-Type: application/json\r\nContent-Length: 200\r\n\r\n{"location":',
+    );
+    await new Promise((r) => setTimeout(r, 100));
+    socket.destroy();
+    const ended = await Promise.race([b.exited, new Promise((r) => setTimeout(() => r("running"), 1_000))]);
+    expect(ended).toBe("running");
+    expect(await rows(atB(), token, "SELECT count(*) FROM t")).toEqual([[expect.any(Number)]]);
+  });
+
+  it("keeps no replica at the primary's own location, whatever a pull-now notice names", async () => {
+    // A notice naming A's primary location (a late one, from before a failover made it the
+    // primary) must not have A open libSQL's embedded replica over the primary's own file.
+    const id = await dbId();
+    const r = await fetch(`${a.url}/replication/${id}/notify`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${await nodeToken()}`, "content-type": "application/json" },
+      body: JSON.stringify({ location: EAST }),
+    });
+    expect(r.status).toBe(204);
+    const before = await rows(atA(), token, "SELECT count(*) FROM t");
+    await new Promise((resolve) => setTimeout(resolve, 1_500));
+    const primaryFile = path.join(cluster.dirs.get("node-a")!, "locations", EAST, `${id}.db`);
+    expect(existsSync(`${primaryFile}-info`)).toBe(false);
+    await run(atA(), token, "INSERT INTO t (v) VALUES ('after the notice')");
+    expect(await rows(atA(), token, "SELECT count(*) FROM t")).toEqual([[(before[0]![0] as number) + 1]]);
   });
 
   it("removes B's replicas with B's location", async () => {
