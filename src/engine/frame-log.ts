@@ -7,7 +7,6 @@ import {
   readSync,
   renameSync,
   rmSync,
-  statSync,
   writeFileSync,
   writeSync,
 } from "node:fs";
@@ -99,7 +98,11 @@ export class FrameLog {
   /** The current generation's commits file, kept open while the database is (see `closeFiles`). */
   private commitsFd: number | undefined;
 
-  constructor(readonly dbPath: string) {
+  constructor(
+    readonly dbPath: string,
+    /** Told when a checkpoint Shoal didn't make ended the current generation, its frames lost. */
+    private readonly onLost?: (generation: number) => void,
+  ) {
     this.dir = frameLogFolder(dbPath);
     this.walPath = `${dbPath}-wal`;
     this.walIndex = new WalIndex(`${dbPath}-shm`);
@@ -345,6 +348,7 @@ export class FrameLog {
       this.closeFiles();
       rmSync(this.file("commits"), { force: true });
       this.saveMeta();
+      this.onLost?.(g);
     }
     if (!scan || scan.committed === 0) {
       this.committed = 0;
@@ -384,14 +388,5 @@ export class FrameLog {
     const file = path.join(this.dir, "meta.json");
     writeFileSync(`${file}.tmp`, JSON.stringify(this.meta));
     renameSync(`${file}.tmp`, file);
-  }
-}
-
-/** Bytes of an archived generation on disk, for monitoring. */
-export function archiveSize(log: FrameLog, generation: number): number {
-  try {
-    return statSync(path.join(`${log.dbPath}.log`, `${generation}.frames`)).size;
-  } catch {
-    return 0;
   }
 }

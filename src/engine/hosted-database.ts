@@ -10,6 +10,8 @@ export interface HostingNode {
   hold(db: HostedDatabase): () => void;
   retire(db: HostedDatabase): void;
   afterWrite(db: HostedDatabase, conn: EngineConnection): void;
+  /** A checkpoint Shoal didn't make ended `generation` of `db`'s history (see FrameLog). */
+  lostHistory(db: HostedDatabase, generation: number): void;
 }
 
 /** A database's connections as the pool tracks them (pool.ts keeps the budget across databases). */
@@ -99,7 +101,7 @@ export class HostedDatabase {
 
   /** The frame log (a primary's committed history), read from disk on first use. */
   get frameLog(): FrameLog {
-    this.log ??= new FrameLog(this.path);
+    this.log ??= new FrameLog(this.path, (g) => this.node.lostHistory(this, g));
     return this.log;
   }
 

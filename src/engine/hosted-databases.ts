@@ -27,6 +27,7 @@ const ROLLOVER_FRAMES = 4000;
 export class HostedDatabases {
   private readonly byPath = new Map<string, HostedDatabase>();
   private readonly listeners: Array<(e: CommitEvent) => void> = [];
+  private readonly lostListeners: Array<(path: string, generation: number) => void> = [];
   private readonly pool: ConnectionPool;
   private readonly node: HostingNode;
 
@@ -46,6 +47,9 @@ export class HostedDatabases {
       hold: (db: HostedDatabase) => pool.hold(db),
       retire: (db: HostedDatabase) => pool.retire(db),
       afterWrite: (db: HostedDatabase, conn: EngineConnection) => this.afterWrite(db, conn),
+      lostHistory: (db: HostedDatabase, generation: number) => {
+        for (const l of this.lostListeners) l(db.path, generation);
+      },
     };
   }
 
@@ -89,6 +93,14 @@ export class HostedDatabases {
   /** Calls `listener` after every commit that added frames. */
   onCommit(listener: (e: CommitEvent) => void): void {
     this.listeners.push(listener);
+  }
+
+  /**
+   * Calls `listener` when a database's current generation ended without Shoal's checkpoint (its
+   * WAL was replaced or deleted under it): its frames can't be served, replicas in it start over.
+   */
+  onLostHistory(listener: (path: string, generation: number) => void): void {
+    this.lostListeners.push(listener);
   }
 
   /**

@@ -69,6 +69,7 @@ export class ShoalMetrics {
   private readonly lagSeconds: Histogram<"location">;
   private readonly sockets: Gauge;
   private readonly shardEnds: Counter<"reason">;
+  private readonly historyLost: Counter;
 
   constructor(readonly settings: MetricsSettings) {
     const registers = [this.registry];
@@ -142,6 +143,11 @@ export class ShoalMetrics {
       labelNames: ["reason"],
       registers,
     });
+    this.historyLost = new Counter({
+      name: "shoal_replication_history_lost_total",
+      help: "Generations of a primary's history ended by a checkpoint Shoal didn't make: their replicas start over. Should stay 0.",
+      registers,
+    });
   }
 
   apiRequest(method: string, route: string, status: number, seconds: number): void {
@@ -166,6 +172,11 @@ export class ShoalMetrics {
     this.statementSeconds.observe({ kind }, s.ms / 1000);
     if (s.rowsRead > 0) this.rowsRead.inc(db, s.rowsRead);
     if (s.rowsWritten > 0) this.rowsWritten.inc(db, s.rowsWritten);
+  }
+
+  /** A primary's generation ended behind the frame log's back (see HostedDatabases.onLostHistory). */
+  lostHistory(): void {
+    this.historyLost.inc();
   }
 
   /** A shard ended without being asked to and is started again. */

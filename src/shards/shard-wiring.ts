@@ -202,6 +202,13 @@ export async function wireShard(
   const dbTokenKey = await loadOrCreateSigningKey(keysDir, "db-tokens");
   const local = localParts(init, channel);
   const { files, hosted } = local;
+  hosted.onLostHistory((file, generation) => {
+    local.metrics.lostHistory();
+    log.warn(
+      { file, generation },
+      "a checkpoint Shoal didn't make ended this database's replication generation: its replicas in it start over",
+    );
+  });
   const node = nodePorts(init, channel, files);
   // Every node shares the database-token key, hence this secret (see dataplane/forward/proof.ts).
   const clientProof = new ClientProof(await derivedSecret(keysDir, "db-tokens", "data-plane forwarding"));

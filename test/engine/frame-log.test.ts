@@ -90,8 +90,9 @@ describe("the frame log", () => {
     expect(reopened.read(1, 1, 10).kind).toBe("frames");
   });
 
-  it("starts a new generation and marks the old one lost when something else checkpoints", () => {
-    const log = new FrameLog(file);
+  it("starts a new generation and marks the old one lost when something else checkpoints, and says so", () => {
+    const lost: number[] = [];
+    const log = new FrameLog(file, (g) => lost.push(g));
     db.exec("INSERT INTO t VALUES ('a')");
     log.afterCommit();
     checkpoint(); // not through the log: its frames are gone from the WAL
@@ -99,6 +100,7 @@ describe("the frame log", () => {
     log.afterCommit();
     expect(log.generation).toBe(2);
     expect(log.read(1, 1, 10).kind).toBe("gone");
+    expect(lost).toEqual([1]);
   });
 
   it("refuses to roll over when the checkpoint can't complete, changing nothing", () => {

@@ -2,6 +2,7 @@ import { readdirSync } from "node:fs";
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
+import Database from "libsql";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { HostedDatabases } from "../../src/engine/hosted-databases.js";
 import { InstanceFiles } from "../../src/engine/instance-files.js";
@@ -20,6 +21,25 @@ beforeEach(async () => {
 afterEach(() => rm(dir, { recursive: true, force: true }));
 
 describe("hosted databases and the connection pool", () => {
+  it("tells its listeners when a checkpoint made behind its back ends a database's history", async () => {
+    const pool = new HostedDatabases({ maxOpen: 2, synchronous: "NORMAL" }, files);
+    const lost: Array<[string, number]> = [];
+    pool.onLostHistory((file, generation) => lost.push([file, generation]));
+    const p = files.path("loc", ids[0]!);
+    const c = pool.at(p).checkout();
+    c.exec("CREATE TABLE t (x)");
+    pool.at(p).afterWrite(c);
+    // Another program checkpoints the WAL away: the generation's frames are gone from it.
+    const other = new Database(p);
+    other.exec("PRAGMA wal_checkpoint(TRUNCATE)");
+    other.close();
+    c.exec("INSERT INTO t VALUES (1)");
+    pool.at(p).afterWrite(c);
+    expect(lost).toEqual([[p, 1]]);
+    pool.at(p).checkin(c);
+    await pool.closeAll();
+  });
+
   it("opens connections lazily and keeps at most maxOpen idle ones, least recently used closing first", async () => {
     const pool = new HostedDatabases({ maxOpen: 4, synchronous: "NORMAL" }, files);
     expect(pool.stats().open).toBe(0);
