@@ -32,7 +32,14 @@ export interface DataPlaneSettings extends StreamLimits, ResponseLimits {
 
 export interface DataPlane {
   handle(req: IncomingMessage, res: ServerResponse, route: DataRoute): Promise<void>;
-  upgrade(req: IncomingMessage, socket: Duplex, head: Buffer, route: DataRoute): void;
+  /** `turn` starts each of the socket's messages in its database's turn (see fair-turns.ts). */
+  upgrade(
+    req: IncomingMessage,
+    socket: Duplex,
+    head: Buffer,
+    route: DataRoute,
+    turn?: (work: () => void) => void,
+  ): void;
   /** Open HTTP streams, for tests and diagnostics. */
   openStreams(): number;
   /** Pulls waiting for a change (long-poll), for tests and diagnostics. */
@@ -95,9 +102,9 @@ export function createDataPlane(deps: DataPlaneParts, settings: DataPlaneSetting
       observeRequest(req, res, route, deps);
       return forward.handle(req, res, route, () => http.handle(req, res, route));
     },
-    upgrade: (req, socket, head, route) =>
+    upgrade: (req, socket, head, route, turn) =>
       forward.upgrade(req, socket, head, route, () =>
-        ws.upgrade(req, socket, head, route.locator, route.location),
+        ws.upgrade(req, socket, head, route.locator, route.location, turn),
       ),
     openStreams: () => streams.size,
     pullWaiters: () => services.waiters.size,

@@ -22,6 +22,12 @@ export interface WebSocketLimits {
   /** Streams one connection may have open (SHOAL_MAX_STREAMS_PER_WEBSOCKET). */
   maxStreams: number;
   responses: ResponseBytes;
+  /**
+   * Starts the handling of one message: in its database's turn, where a shard takes requests in
+   * turns (see fair-turns.ts), so a flood over many sockets can't hold a neighbour back; at once
+   * otherwise. A connection's messages keep their order either way.
+   */
+  turn?: (work: () => void) => void;
 }
 
 /** One client's WebSocket: its hello, streams, stored SQL and cursors, in Hrana's order. */
@@ -55,12 +61,16 @@ export class HranaWsConnection {
   ) {
     this.sender = new WsSender(ws);
     ws.on("message", (data, isBinary) => {
-      try {
-        if (isBinary) throw new ProtocolError("only JSON text messages are supported");
-        this.receive(JSON.parse(data.toString()));
-      } catch (e) {
-        this.fail(e);
-      }
+      const handle = () => {
+        try {
+          if (isBinary) throw new ProtocolError("only JSON text messages are supported");
+          this.receive(JSON.parse(data.toString()));
+        } catch (e) {
+          this.fail(e);
+        }
+      };
+      if (limits.turn) limits.turn(handle);
+      else handle();
     });
   }
 

@@ -45,6 +45,7 @@ export class HranaWebSockets {
     head: Buffer,
     locator: DatabaseLocator,
     location?: string,
+    turn?: WebSocketLimits["turn"],
   ): void {
     // One id for the connection's whole life: its log lines and internal errors carry it.
     const requestId = requestIdOf(req.headers[REQUEST_ID_HEADER]);
@@ -60,7 +61,7 @@ export class HranaWebSockets {
         this.services,
         requestId,
         keyHeader(req),
-        this.limits,
+        turn ? { ...this.limits, turn } : this.limits,
       );
       this.connections.add(conn);
       observeSocket({ ...this.deps, log }, req, ws);

@@ -7,7 +7,7 @@ import { Throttle } from "../lib/throttle.js";
 import { EncryptedReplicas } from "./encrypted-replicas.js";
 import { LocationWorker, type ReplicaRows, type ReplicaSpec } from "./location-worker-client.js";
 import { ReplicaProgress } from "./progress.js";
-import { ReleasedReplicas, ReplicaAtPrimaryError } from "./released.js";
+import { ReleasedReplicas, ReplicaAtPrimaryError, ReplicationClosedError } from "./released.js";
 import { pollRemoteFollowers, type RemotePollParts } from "./remote-poll.js";
 import type { ReplicationParts } from "./replication-parts.js";
 import { ReplicaSeeding } from "./seeding.js";
@@ -36,6 +36,8 @@ export class ReplicationManager implements ReplicaPort {
   /** Replicas here whose primary is on another node: nobody here tells them about commits. */
   private readonly remoteFollowers = new Map<string, { url: string; primary: string | undefined }>();
   private poller: NodeJS.Timeout | undefined;
+  /** Set by `close`: work still on its way (a rebuild, a build) must not start a worker again. */
+  private closed = false;
   readonly lag = this.progress.lag;
   /** Replicas of encrypted databases: followed without the key, on this thread. */
   private readonly encrypted = new EncryptedReplicas();
@@ -56,7 +58,7 @@ export class ReplicationManager implements ReplicaPort {
     private readonly sourceUrl: (dbId?: string) => string,
   ) {
     this.seeding = new ReplicaSeeding(deps.seeder, deps.log);
-    this.released = new ReleasedReplicas(deps.directory, deps.log);
+    this.released = new ReleasedReplicas(deps.directory, deps.log, () => this.closed);
     if (deps.peers) {
       // Catches up after a broken link or a missed notification (the primary's node was down).
       const poll: RemotePollParts = {
@@ -272,6 +274,7 @@ export class ReplicationManager implements ReplicaPort {
   }
 
   async close(): Promise<void> {
+    this.closed = true;
     if (this.poller) clearInterval(this.poller);
     await Promise.all([...this.workers.values()].map((w) => w.stop()));
     this.encrypted.close();
@@ -375,6 +378,7 @@ export class ReplicationManager implements ReplicaPort {
   }
 
   private worker(location: string): LocationWorker {
+    if (this.closed) throw new ReplicationClosedError();
     let w = this.workers.get(location);
     if (!w) {
       w = new LocationWorker(location, this.deps.log);

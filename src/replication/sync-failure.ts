@@ -1,4 +1,4 @@
-import { ReplicaAtPrimaryError } from "./released.js";
+import { ReplicaWorkStopped } from "./released.js";
 
 /**
  * What a failed pull calls for:
@@ -8,14 +8,14 @@ import { ReplicaAtPrimaryError } from "./released.js";
  * - `recheck`: refused or cut off. The primary's node may be back at another address (a restart
  *   takes a new port); its record is read again rather than remembered a while longer.
  * - `quiet`: the relay already said so once for all of that primary's replicas (pull-relay.ts).
- * - `none`: the replica's location holds the primary now; nothing failed.
+ * - `none`: the replica's location holds the primary now, or replication shut down; nothing failed.
  * - `warn`: anything else, worth a line in the log.
  */
 export function syncFailureAction(
   e: unknown,
   encrypted: boolean,
 ): "rebuild" | "recheck" | "quiet" | "none" | "warn" {
-  if (e instanceof ReplicaAtPrimaryError) return "none";
+  if (e instanceof ReplicaWorkStopped) return "none";
   const message = e instanceof Error ? e.message : "";
   if (!encrypted && /\b410\b/.test(message)) return "rebuild";
   if (message.includes("PRIMARY_NOT_ANSWERING")) return "quiet";

@@ -13,6 +13,7 @@ import { REQUEST_ID_HEADER, requestIdOf } from "../lib/request-id.js";
 import type { ShoalMetrics } from "../metrics/metrics.js";
 import type { Hop } from "./hop.js";
 import type { InternalPorts } from "./protocol.js";
+import { failUpgrade } from "./refusals.js";
 import { servedByPrimary, targetOf } from "./targets.js";
 
 export interface PrimaryDataPlaneParts {
@@ -73,10 +74,9 @@ export function primaryDataPlane(
         else socket.end("HTTP/1.1 404 Not Found\r\nConnection: close\r\n\r\n");
       };
       if (t instanceof Promise)
-        t.then(go).catch((e: unknown) => {
-          parts.log.warn({ err: e }, "could not route a WebSocket upgrade");
-          socket.end("HTTP/1.1 503 Service Unavailable\r\nConnection: close\r\n\r\n");
-        });
+        t.then(go).catch((e: unknown) =>
+          failUpgrade(socket, e, requestIdOf(req.headers[REQUEST_ID_HEADER]), parts.log),
+        );
       else go(t);
     },
     close() {

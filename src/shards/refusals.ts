@@ -1,7 +1,9 @@
-import type { ServerResponse } from "node:http";
+import { type ServerResponse, STATUS_CODES } from "node:http";
 import type { Duplex } from "node:stream";
 import type { ShoalCode } from "../dataplane/hrana/error-codes.js";
+import { httpErrorOf } from "../dataplane/http-errors.js";
 import { errorBody, sendError } from "../dataplane/http-io.js";
+import type { Logger } from "../lib/logger.js";
 import type { Quarantined } from "./quarantine.js";
 
 /** What a refusal of the shards' own says. */
@@ -44,9 +46,19 @@ export function refuseHttp(res: ServerResponse, r: ShardRefusal): void {
 
 /** Answers on a raw connection (a WebSocket upgrade, or a connection not yet parsed) and closes it. */
 export function refuseRaw(socket: Duplex, r: ShardRefusal): void {
-  const body = errorBody(r.code, r.message);
+  endRaw(socket, r.status, errorBody(r.code, r.message), `Retry-After: ${r.retryAfterS}\r\n`);
+}
+
+/** Answers a WebSocket upgrade that failed with `e` as the data plane answers any failed request. */
+export function failUpgrade(socket: Duplex, e: unknown, requestId: string, log: Logger): void {
+  const answer = httpErrorOf(e, requestId);
+  if (answer.internal) log.child({ requestId }).error({ err: e }, "a WebSocket upgrade failed");
+  endRaw(socket, answer.status, errorBody(answer.code, answer.message));
+}
+
+function endRaw(socket: Duplex, status: number, body: string, headers = ""): void {
   socket.end(
-    `HTTP/1.1 ${r.status} Service Unavailable\r\nContent-Type: application/json\r\n` +
-      `Content-Length: ${Buffer.byteLength(body)}\r\nRetry-After: ${r.retryAfterS}\r\nConnection: close\r\n\r\n${body}`,
+    `HTTP/1.1 ${status} ${STATUS_CODES[status] ?? ""}\r\nContent-Type: application/json\r\n` +
+      `Content-Length: ${Buffer.byteLength(body)}\r\n${headers}Connection: close\r\n\r\n${body}`,
   );
 }

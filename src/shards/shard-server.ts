@@ -3,14 +3,16 @@ import type { Socket } from "node:net";
 import type { Duplex } from "node:stream";
 import type { DataPlane } from "../dataplane/data-plane.js";
 import { FairTurns } from "../dataplane/fair-turns.js";
+import { answerFailure } from "../dataplane/http-errors.js";
 import { type DataRoute, routeRequest } from "../dataplane/routing.js";
 import type { DatabaseLookup } from "../domain/data-access/ports.js";
 import { drainConnections } from "../lib/drain-connections.js";
 import type { Logger } from "../lib/logger.js";
+import { REQUEST_ID_HEADER, requestIdOf } from "../lib/request-id.js";
 import type { Hop } from "./hop.js";
 import type { InternalPorts } from "./protocol.js";
 import type { QuarantineMirror } from "./quarantine.js";
-import { quarantined, refuseHttp, refuseRaw } from "./refusals.js";
+import { failUpgrade, quarantined, refuseHttp, refuseRaw } from "./refusals.js";
 import type { Target } from "./router.js";
 import { targetOf } from "./targets.js";
 
@@ -110,7 +112,11 @@ export class ShardServer {
       else this.turns.run(this.turnKey(route), () => void this.parts.dataPlane.handle(req, res, route));
     };
     const t = targetOf(route, this.parts.directory, this.parts.count, req.method);
-    if (t instanceof Promise) void t.then(go);
+    // A lookup that fails (the primary process restarting) is answered, never left to end the shard.
+    if (t instanceof Promise)
+      t.then(go).catch((e: unknown) =>
+        answerFailure(req, res, e, requestIdOf(req.headers[REQUEST_ID_HEADER]), this.parts.log),
+      );
     else go(t);
   }
 
@@ -121,10 +127,16 @@ export class ShardServer {
       const q = this.mine(t) ? this.quarantineOf(route) : undefined;
       if (!this.mine(t)) this.parts.hop.upgrade(req, socket, head, this.portOf(t));
       else if (q) refuseRaw(socket, quarantined(q));
-      else this.parts.dataPlane.upgrade(req, socket, head, route);
+      else {
+        const key = this.turnKey(route);
+        this.parts.dataPlane.upgrade(req, socket, head, route, (work) => this.turns.run(key, work));
+      }
     };
     const t = targetOf(route, this.parts.directory, this.parts.count);
-    if (t instanceof Promise) void t.then(go);
+    if (t instanceof Promise)
+      t.then(go).catch((e: unknown) =>
+        failUpgrade(socket, e, requestIdOf(req.headers[REQUEST_ID_HEADER]), this.parts.log),
+      );
     else go(t);
   }
 }

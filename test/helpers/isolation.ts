@@ -166,14 +166,16 @@ export async function startProbe(
 
 /**
  * Tenant A's flood of point reads from `connections` kept-alive connections at once (see
- * flooder.mjs), until `stop`, which says how many were answered and how many failed.
+ * flooder.mjs), or as many WebSockets (ws-flooder.mjs), until `stop`, which says how many were
+ * answered and how many failed.
  */
 export async function startFlood(
   t: Tenant,
   connections: number,
+  transport: "http" | "ws" = "http",
 ): Promise<{ stop(): Promise<{ answered: number; failed: number }> }> {
-  const session = await startWorker("./flooder.mjs", {
-    url: t.http.replace(/\/$/, ""),
+  const session = await startWorker(transport === "http" ? "./flooder.mjs" : "./ws-flooder.mjs", {
+    url: (transport === "http" ? t.http : t.ws).replace(/\/$/, ""),
     token: t.token,
     connections,
   });

@@ -3,7 +3,7 @@
  * or rebuild one there (a late notice, a pull that failed just before a failover made the replica
  * the primary), it leaves the primary's files alone. A rebuild starts with a drop, which deletes.
  */
-import { existsSync } from "node:fs";
+import { existsSync, rmSync } from "node:fs";
 import { createClient } from "@libsql/client";
 import Database from "libsql";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -81,5 +81,18 @@ describe("the replication manager at a primary's location", () => {
       n = existsSync(`${file}-info`) ? onDisk(file) : -1;
     }
     expect(n).toBe(3);
+  });
+
+  it("starts nothing after shutdown: a late pull or rebuild writes no file", async () => {
+    const file = instanceFile(h.dataDir, REPLICA, db.id);
+    await h.shoal.replication.close();
+    rmSync(file);
+    rmSync(`${file}-info`, { force: true });
+    // What a timer or a notice still on its way would do once the node is stopping.
+    h.shoal.replication.catchUp(db.id, REPLICA);
+    h.shoal.replication.rebuild(db.id, REPLICA);
+    await new Promise((resolve) => setTimeout(resolve, 1_000));
+    expect(existsSync(file)).toBe(false);
+    expect(existsSync(`${file}-info`)).toBe(false);
   });
 });
