@@ -13,6 +13,7 @@ import {
 import { closeWhenUnreferenced, sweepStatements } from "./handle-release.js";
 import type { Column, Prepared } from "./prepared.js";
 import { noteRunning } from "./running-database.js";
+import { mayChangeSchema, SchemaEpoch, SchemaFollower } from "./schema-follower.js";
 import { splitStatements } from "./sql-lexer.js";
 import { statementParameters } from "./sql-params.js";
 import type { SqlArgs, SqlValue } from "./sql-value.js";
@@ -66,15 +67,8 @@ export class EngineConnection {
   private readonly settings: ConnectionSettings = { queryOnly: false, maxPageCount: 0 };
   // Not readonly: close() drops them so the connection can really close (see handle-release.ts).
   private changesStmt: Database.Statement;
-  private schemaStmt: Database.Statement;
   private scanStmt: Database.Statement;
-  /** The schema version the cache was built on; -1 until the first check. */
-  private schemaVersion = -1;
-  /**
-   * Set once the schema was checked inside the open transaction: its snapshot hides other
-   * connections' changes, so only this connection's own writes can move the schema until it ends.
-   */
-  private schemaHeld = false;
+  private readonly schema: SchemaFollower;
   private closed = false;
   /** Set while a statement runs on the driver's thread pool; `cancel` stops it. */
   private running: { interrupted: boolean } | undefined;
@@ -91,9 +85,11 @@ export class EngineConnection {
     readonly path: string,
     private readonly db: Database.Database,
     private readonly limits: ExecutionLimits,
+    /** Shared by the process's connections to this database; a connection on its own keeps one. */
+    epoch = new SchemaEpoch(),
   ) {
     this.changesStmt = db.prepare("SELECT changes(), last_insert_rowid()").raw(true).safeIntegers(true);
-    this.schemaStmt = db.prepare("PRAGMA schema_version").raw(true);
+    this.schema = new SchemaFollower(db, epoch);
     // sqlite_stmt (SQLITE_ENABLE_STMTVTAB) is the only way this driver exposes a statement's scan
     // counter; a statement's text identifies it within the connection. It is read only around
     // statements that scan, and its cost grows with the statements alive on the connection.
@@ -139,7 +135,7 @@ export class EngineConnection {
    * throw before SQLite compiles it: compiling alone applies many PRAGMAs.
    */
   prepare(sql: string, guard?: (statement: string) => void): Prepared {
-    this.followSchema();
+    const checked = this.followSchema(false);
     const hit = this.cache.get(sql);
     if (hit) {
       this.cache.delete(sql);
@@ -154,7 +150,7 @@ export class EngineConnection {
     }
     const info = statements[0]!;
     guard?.(info.sql);
-    const stmt = this.db.prepare(info.sql);
+    const stmt = this.compile(info.sql, checked);
     const reader = stmt.reader;
     if (reader) stmt.raw(true).safeIntegers(true);
     const prepared: Prepared = {
@@ -204,24 +200,24 @@ export class EngineConnection {
     }
   }
 
-  /**
-   * Keeps this connection's view of the schema current. SQLite re-prepares a cached statement whose
-   * schema changed when it runs, but compiles a new statement against the schema it last loaded, so
-   * after another connection's `DROP TABLE t; CREATE TABLE t(a, b)` an idle pooled connection
-   * refused `INSERT INTO t VALUES (1, 2)` with "table t has 1 columns". What the cache learned
-   * (columns, parameters) may be stale too. So when the schema version moved, the cache is dropped
-   * and one statement that touches the schema is run: its schema check reloads the schema.
-   */
-  private followSchema(): void {
-    if (this.schemaHeld && this.db.inTransaction) return;
-    this.schemaHeld = this.db.inTransaction;
-    const version = (this.schemaStmt.get() as number[])[0]!;
-    if (version === this.schemaVersion) return;
-    for (const p of this.cache.values()) this.garbage.push(p.stmt);
-    this.cache.clear();
-    this.db.exec("SELECT 1 FROM sqlite_schema LIMIT 0");
-    // Read before reloading: a change committed in between shows as a new version next time.
-    this.schemaVersion = version;
+  /** See schema-follower.ts; a changed schema empties the statement cache. Answers whether the version was read. */
+  private followSchema(force: boolean): boolean {
+    const { read, changed } = this.schema.follow(force);
+    if (changed) {
+      for (const p of this.cache.values()) this.garbage.push(p.stmt);
+      this.cache.clear();
+    }
+    return read;
+  }
+
+  /** Compiles; a failure while the version went unread is tried again after reading it. */
+  private compile(sql: string, checked: boolean): Database.Statement {
+    try {
+      return this.db.prepare(sql);
+    } catch (e) {
+      if (checked || !this.followSchema(true)) throw e;
+      return this.db.prepare(sql);
+    }
   }
 
   /**
@@ -229,10 +225,31 @@ export class EngineConnection {
    * (see execute.ts). Rows are collected only when `wantRows`, but always counted.
    */
   execute(p: Prepared, args: SqlArgs, opts: ExecOptions): ExecResult | Promise<ExecResult> {
+    // Anything but a plain read may change the schema: DDL, or ROLLBACK TO undoing some.
+    if (!p.readonly || p.info.kind !== "read") this.schema.unhold();
+    if (!mayChangeSchema(p)) return this.executeAny(p, args, opts);
+    return this.changingSchema(() => this.executeAny(p, args, opts));
+  }
+
+  /** Runs `fn`, moving the epoch before (a connection reading meanwhile reads again after) and after. */
+  private changingSchema<T>(fn: () => T): T {
+    const epoch = this.schema.epoch;
+    epoch.moved();
+    let done: T;
+    try {
+      done = fn();
+    } catch (e) {
+      epoch.moved();
+      throw e;
+    }
+    if (done instanceof Promise) return done.finally(() => epoch.moved()) as T;
+    epoch.moved();
+    return done;
+  }
+
+  private executeAny(p: Prepared, args: SqlArgs, opts: ExecOptions): ExecResult | Promise<ExecResult> {
     noteRunning(this.path);
     const bound = bindArguments(p, args);
-    // Anything but a plain read may change the schema: DDL, or ROLLBACK TO undoing some.
-    if (!p.readonly || p.info.kind !== "read") this.schemaHeld = false;
     const started = performance.now();
     if (!p.bounded) return this.executeLong(p, bound, opts, started);
     const scannedBefore = p.scans ? this.scanned(p.info.sql) : 0;
@@ -354,13 +371,13 @@ export class EngineConnection {
     if (this.running) throw new Error("the connection is running a statement");
     const stmt = this.db.prepare(sql);
     this.garbage.push(stmt);
-    stmt.run(...args);
+    this.changingSchema(() => stmt.run(...args));
   }
 
-  /** Runs SQL that returns nothing, for the engine's own use (ROLLBACK on expiry, PRAGMAs). */
+  /** Runs SQL that returns nothing, for the engine's own use (ROLLBACK on expiry, PRAGMAs, schema changes). */
   exec(sql: string): void {
     if (this.running) throw new Error("the connection is running a statement");
-    this.db.exec(sql);
+    this.changingSchema(() => this.db.exec(sql));
   }
 
   /** Closes the connection once its prepared statements are collected (see handle-release.ts). */
@@ -371,7 +388,7 @@ export class EngineConnection {
     this.garbage = [];
     const dropped = undefined as unknown as Database.Statement;
     this.changesStmt = dropped;
-    this.schemaStmt = dropped;
+    this.schema.close();
     this.scanStmt = dropped;
     closeWhenUnreferenced(this.db);
   }

@@ -1,6 +1,7 @@
 import type { EngineConnection } from "./connection.js";
 import type { DatabaseKey } from "./encryption/keys.js";
 import { FrameLog } from "./frame-log.js";
+import { SchemaEpoch } from "./schema-follower.js";
 import { WriteLock } from "./write-lock.js";
 
 /** What a hosted database asks of the node that hosts it (see hosted-databases.ts). */
@@ -41,6 +42,8 @@ export class HostedDatabase {
    * locations, as its writers last saw it. Unknown counts as yes.
    */
   followed = true;
+  /** Moves whenever a statement that may change the schema runs on any of its connections. */
+  readonly schemaEpoch = new SchemaEpoch();
   private lock: WriteLock | undefined;
   private log: FrameLog | undefined;
   private exports = 0;

@@ -100,7 +100,7 @@ export class ConnectionPool {
     try {
       if (this.open >= this.hardLimit) this.closeIdle(this.open - this.hardLimit + 1);
       if (this.open >= this.hardLimit) throw new ConnectionsExhaustedError(this.hardLimit);
-      const opened = this.connectWithin(db.path, key);
+      const opened = this.connectWithin(db, key);
       this.openedAt.set(opened, ++this.sequence);
       this.open++;
       this.evictBeyondLimit();
@@ -113,15 +113,15 @@ export class ConnectionPool {
   }
 
   /** Opens a connection; when the process is out of descriptors, closes idle ones and tries once more. */
-  private connectWithin(path: string, key: DatabaseKey | undefined): EngineConnection {
+  private connectWithin(db: HostedDatabase, key: DatabaseKey | undefined): EngineConnection {
     try {
-      return this.connect(path, key);
+      return this.connect(db, key);
     } catch (e) {
       if (!isSqliteFailure(e) || primaryCode(e) !== "SQLITE_CANTOPEN" || !descriptorsNearlyUsed()) throw e;
       this.closeIdle(Number.POSITIVE_INFINITY);
     }
     try {
-      return this.connect(path, key);
+      return this.connect(db, key);
     } catch (e) {
       if (isSqliteFailure(e) && primaryCode(e) === "SQLITE_CANTOPEN" && descriptorsNearlyUsed())
         throw new ConnectionsExhaustedError(this.hardLimit);
@@ -227,7 +227,8 @@ export class ConnectionPool {
     return undefined;
   }
 
-  private connect(path: string, key?: DatabaseKey): EngineConnection {
+  private connect(hosted: HostedDatabase, key?: DatabaseKey): EngineConnection {
+    const path = hosted.path;
     if (!existsSync(path)) throw new MissingFileError();
     const db = new Database(path, { fileMustExist: true, ...keyOptions(key) });
     try {
@@ -238,7 +239,7 @@ export class ConnectionPool {
       db.exec("PRAGMA busy_timeout = 50");
       // Only the frame log checkpoints: each checkpoint ends a replication generation.
       db.exec("PRAGMA wal_autocheckpoint = 0");
-      const conn = new EngineConnection(path, db, this.limits);
+      const conn = new EngineConnection(path, db, this.limits, hosted.schemaEpoch);
       if (key) this.keyChecks.set(conn, key.check);
       return conn;
     } catch (e) {
