@@ -12,8 +12,12 @@ import { isUploadRequest } from "./upload.js";
 /** Statements logged per request at most; a request with more says how many there were. */
 const MAX_LOGGED_STATEMENTS = 10;
 
-/** The statements of each request being served, by shape only (see `statementShape`). */
-const noted = new WeakMap<IncomingMessage, StatementShapes>();
+/**
+ * Where an HTTP request keeps the Hrana requests it runs, shaped only if its log line is written.
+ * A property of its own rather than a WeakMap entry: that cost more than the rest of the logging.
+ */
+const NOTED = Symbol("shoal.statements");
+type Noted = IncomingMessage & { [NOTED]?: readonly StreamRequest[] };
 
 /** A request's statements as logged: the first few shapes, and how many there were in all. */
 export interface StatementShapes {
@@ -40,9 +44,9 @@ export function statementShapes(requests: readonly StreamRequest[]): StatementSh
   return { statements: out, count };
 }
 
-/** Records the statements a request runs, for its log line. */
+/** Records the statements a request runs, for its log line (shaped then, not on every request). */
 export function noteStatements(req: IncomingMessage, requests: readonly StreamRequest[]): void {
-  noted.set(req, statementShapes(requests));
+  (req as Noted)[NOTED] = requests;
 }
 
 /**
@@ -97,8 +101,9 @@ export function observeRequest(
       status,
       ms: Math.round(seconds * 10_000) / 10,
     };
-    const shapes = noted.get(req);
-    if (shapes) {
+    const requests = (req as Noted)[NOTED];
+    if (requests) {
+      const shapes = statementShapes(requests);
       line.statements = shapes.statements;
       if (shapes.count > shapes.statements.length) line.statementCount = shapes.count;
     }

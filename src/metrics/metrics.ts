@@ -35,6 +35,13 @@ export interface MetricsSettings {
   perDatabase: boolean;
 }
 
+interface StatementSeries {
+  count: Counter.Internal;
+  seconds: Histogram.Internal<string>;
+  read: Counter.Internal;
+  written: Counter.Internal;
+}
+
 /** A statement as the usage meter saw it run. */
 export interface StatementSample {
   dbId: string;
@@ -68,6 +75,15 @@ export class ShoalMetrics {
   private readonly rowsWritten: Counter<string>;
   private readonly lagSeconds: Histogram<"location">;
   private readonly sockets: Gauge;
+  /**
+   * Series of the hot paths by their label values. prom-client hashes a label object on every
+   * call; a statement used to pay that four times. These series are never reset or removed.
+   */
+  private readonly perStatement = new Map<string, StatementSeries>();
+  private readonly perRequest = new Map<
+    string,
+    { count: Counter.Internal; seconds: Histogram.Internal<string> }
+  >();
   private readonly shardEnds: Counter<"reason">;
   private readonly historyLost: Counter;
 
@@ -156,8 +172,17 @@ export class ShoalMetrics {
   }
 
   dataRequest(transport: "http" | "ws", endpoint: string, status: string, seconds: number): void {
-    this.dataRequests.inc({ transport, endpoint, status });
-    this.dataSeconds.observe({ transport, endpoint }, seconds);
+    const key = `${transport} ${endpoint} ${status}`;
+    let series = this.perRequest.get(key);
+    if (!series) {
+      series = {
+        count: this.dataRequests.labels({ transport, endpoint, status }),
+        seconds: this.dataSeconds.labels({ transport, endpoint }),
+      };
+      this.perRequest.set(key, series);
+    }
+    series.count.inc();
+    series.seconds.observe(seconds);
   }
 
   /** A WebSocket opened (+1) or closed (-1). */
@@ -167,11 +192,22 @@ export class ShoalMetrics {
 
   statement(s: StatementSample): void {
     const kind = statementKind(s.sql);
-    const db = this.settings.perDatabase ? { database: s.dbId } : {};
-    this.statements.inc({ kind, ...db });
-    this.statementSeconds.observe({ kind }, s.ms / 1000);
-    if (s.rowsRead > 0) this.rowsRead.inc(db, s.rowsRead);
-    if (s.rowsWritten > 0) this.rowsWritten.inc(db, s.rowsWritten);
+    const key = this.settings.perDatabase ? `${kind} ${s.dbId}` : kind;
+    let series = this.perStatement.get(key);
+    if (!series) {
+      const db = this.settings.perDatabase ? { database: s.dbId } : {};
+      series = {
+        count: this.statements.labels({ kind, ...db }),
+        seconds: this.statementSeconds.labels({ kind }),
+        read: this.rowsRead.labels(db),
+        written: this.rowsWritten.labels(db),
+      };
+      this.perStatement.set(key, series);
+    }
+    series.count.inc();
+    series.seconds.observe(s.ms / 1000);
+    if (s.rowsRead > 0) series.read.inc(s.rowsRead);
+    if (s.rowsWritten > 0) series.written.inc(s.rowsWritten);
   }
 
   /** A primary's generation ended behind the frame log's back (see HostedDatabases.onLostHistory). */

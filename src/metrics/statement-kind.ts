@@ -54,6 +54,21 @@ const MAX_SHAPE = 120;
  * here, and values written into the SQL text itself are masked, so neither reaches the log.
  */
 export function statementShape(sql: string): string {
+  let shape = shapes.get(sql);
+  if (shape === undefined) {
+    shape = shapeOf(sql);
+    // Clients send the same few texts over and over; a client sending endless new ones empties it.
+    if (shapes.size >= SHAPES_KEPT) shapes.clear();
+    if (sql.length <= MAX_SHAPE * 4) shapes.set(sql, shape);
+  }
+  return shape;
+}
+
+/** Shapes of recent statement texts, so a busy database's log lines don't redo the same work. */
+const shapes = new Map<string, string>();
+const SHAPES_KEPT = 1024;
+
+function shapeOf(sql: string): string {
   const head = sql.length > MAX_SHAPE * 4 ? sql.slice(0, MAX_SHAPE * 4) : sql;
   const shape = head
     .replace(/--[^\n]*|\/\*[\s\S]*?(?:\*\/|$)/g, " ")

@@ -66,8 +66,11 @@ export function parseStmt(v: unknown): Stmt {
   const named = o.named_args === undefined || o.named_args === null ? [] : o.named_args;
   if (!Array.isArray(args) || !Array.isArray(named))
     throw new ProtocolError("args and named_args must be arrays");
+  const ref = sqlRef(o);
+  // One shape for every statement (both keys, one undefined): the code reading them stays monomorphic.
   return {
-    ...sqlRef(o),
+    sql: ref.sql,
+    sqlId: ref.sqlId,
     args: args.map(decodeValue),
     namedArgs: named.map((a) => {
       const n = obj(a, "named argument");
