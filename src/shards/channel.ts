@@ -51,6 +51,9 @@ export class Channel<Local extends Methods, Other extends Methods> {
   private connHandler: ((socket: Socket, head: Buffer | undefined, port: number) => void) | undefined;
   private closed = false;
   private readonly listener = (m: unknown, handle?: Socket) => this.receive(m as Message, handle);
+  private readonly sendFailed = (error: Error | null) => {
+    if (error) this.close(`the other process is gone (${error.message})`);
+  };
   /** The other side's methods, called as if local. */
   readonly remote: Remote<Other>;
 
@@ -135,7 +138,10 @@ export class Channel<Local extends Methods, Other extends Methods> {
   private post(m: Message): boolean {
     if (this.closed || !this.endpoint.connected) return false;
     try {
-      this.endpoint.send(m);
+      // With a callback, a write that fails once queued (EPIPE: the other process died and this
+      // one hasn't read the pipe's end yet) is reported here. Without one, node emits it as an
+      // `error` event, which nobody listens to: it would end this process with the other.
+      this.endpoint.send(m, undefined, undefined, this.sendFailed);
       return true;
     } catch {
       return false;

@@ -31,6 +31,8 @@ export interface ShardExit {
   signal: NodeJS.Signals | null;
   /** Killed by the watchdog, not by itself. */
   killed: boolean;
+  /** Why it never started (fork failed: no memory, no more processes allowed). */
+  failedToStart?: string;
 }
 
 /**
@@ -92,8 +94,8 @@ export class ShardProcess {
     for (const [name, fn] of this.handlers) channel.on(name, fn);
     // The shard logs JSON lines on its stdout; they join the node's log as they are.
     if (child.stdout) createInterface({ input: child.stdout }).on("line", logLines);
-    this.exited = new Promise((resolve) =>
-      child.once("exit", (code, signal) => {
+    this.exited = new Promise((resolve) => {
+      const ended = (exit: ShardExit) => {
         this.serving = false;
         channel.close(`shard ${this.index} ended`);
         // Still ours: sent into a pipe the shard never read. They go to its next process.
@@ -101,9 +103,16 @@ export class ShardProcess {
           this.inFlight.delete(e);
           if (!e.socket.destroyed) e.undelivered(e.socket, e.bytes);
         }
-        resolve({ code, signal, killed: this.killedByWatchdog });
-      }),
-    );
+        resolve(exit);
+      };
+      child.once("exit", (code, signal) => ended({ code, signal, killed: this.killedByWatchdog }));
+      // Every message is sent with a callback (channel.ts), so what comes here is a fork that
+      // failed, which has no `exit` to follow, or a kill that failed. Unheard, it would end the node.
+      child.on("error", (e) => {
+        if (child.pid === undefined)
+          ended({ code: null, signal: null, killed: false, failedToStart: e.message });
+      });
+    });
     this.ready = new Promise<void>((resolve, reject) => {
       channel.on("ready", () => {
         this.serving = true;

@@ -237,11 +237,13 @@ export class Supervisor {
     this.pinging.delete(shard.index);
     this.excused.delete(shard.index);
     if (this.stopping) return;
-    const how = e.killed
-      ? "killed: its event loop stopped answering"
-      : e.signal
-        ? `ended by ${e.signal}`
-        : `exited with code ${e.code}`;
+    const how = e.failedToStart
+      ? `couldn't be started: ${e.failedToStart}`
+      : e.killed
+        ? "killed: its event loop stopped answering"
+        : e.signal
+          ? `ended by ${e.signal}`
+          : `exited with code ${e.code}`;
     this.started?.ended?.(shard.index, e.killed ? "killed" : "crashed");
     const suspect = readMarker(markerPath(this.opts.init.config.dataDir, shard.index));
     if (suspect && byItsStatements(e)) this.suspect(shard.index, suspect.dbId);

@@ -19,11 +19,14 @@ type Peer = {
 let child: ChildProcess;
 let channel: Channel<{ double(n: number): number }, Peer>;
 
-beforeAll(() => {
-  child = fork(path.join(import.meta.dirname, "../helpers/channel-peer.ts"), [], {
+const forkPeer = () =>
+  fork(path.join(import.meta.dirname, "../helpers/channel-peer.ts"), [], {
     execArgv: ["--import", "tsx"],
     serialization: "advanced",
   });
+
+beforeAll(() => {
+  child = forkPeer();
   channel = new Channel(child, { double: (n: number) => n * 2 });
 });
 afterAll(() => child.kill());
@@ -63,5 +66,26 @@ describe("the pipe between a node's processes", () => {
     await died;
     await waiting;
     await expect(channel.remote.echo(1)).rejects.toBeInstanceOf(ChannelClosedError);
+  });
+
+  it("fails calls sent into the pipe of a process that died before this one noticed, without ending this one", async () => {
+    const peer = forkPeer();
+    const ch = new Channel<{ double(n: number): number }, Peer>(peer, { double: (n: number) => n * 2 });
+    expect(await ch.remote.echo(1)).toBe(1);
+    // Node reports a failed write to a pipe as an `error` event on the child, unless the send had
+    // a callback; unheard, that event ends the process (a node whose shard died, with it).
+    const errors: Error[] = [];
+    peer.on("error", (e) => errors.push(e));
+    const died = new Promise((r) => peer.once("exit", r));
+    peer.kill("SIGKILL");
+    // The peer is gone but this loop hasn't read the pipe's end: the writes below fail (EPIPE).
+    const until = Date.now() + 200;
+    while (Date.now() < until) {}
+    const call = ch.remote.echo(2).catch((e: unknown) => e);
+    ch.emit("ping", 1);
+    await died;
+    expect(await call).toBeInstanceOf(ChannelClosedError);
+    await new Promise((r) => setTimeout(r, 50));
+    expect(errors).toEqual([]);
   });
 });
