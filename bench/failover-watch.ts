@@ -11,7 +11,7 @@
 import { readdirSync } from "node:fs";
 import path from "node:path";
 import { FrameLog } from "../src/engine/frame-log.js";
-import { type ReplicaPosition, replicaPosition } from "../src/engine/promote-replica.js";
+import { type ReplicaPosition, replicaPosition } from "../src/engine/replica-info.js";
 import { rows } from "../test/helpers/nodes.js";
 
 /** The one database file in a location folder of a node's data folder. */

@@ -1,29 +1,12 @@
-import { existsSync, readFileSync, rmSync } from "node:fs";
+import { existsSync, rmSync } from "node:fs";
 import Database from "libsql";
 import { startFrameLogAt } from "./frame-log-start.js";
+import { type ReplicaPosition, replicaPosition, writeReplicaPosition } from "./replica-info.js";
 
-/** Where a replica stood in its old primary's history: generation and frame within it. */
-export interface ReplicaPosition {
-  generation: number;
-  frame: number;
-}
+export type { ReplicaPosition };
 
 /** The libSQL replica's own bookkeeping beside its file (sync metadata, its WAL index). */
 const REPLICA_COMPANIONS = ["-info", "-client_wal_index"];
-
-/** Where a libSQL embedded replica stands, from its `-info` file; undefined without one. */
-export function replicaPosition(dbPath: string): ReplicaPosition | undefined {
-  try {
-    const info = JSON.parse(readFileSync(`${dbPath}-info`, "utf8")) as {
-      generation?: unknown;
-      durable_frame_num?: unknown;
-    };
-    if (typeof info.generation !== "number" || typeof info.durable_frame_num !== "number") return undefined;
-    return { generation: info.generation, frame: info.durable_frame_num };
-  } catch {
-    return undefined;
-  }
-}
 
 /**
  * Turns a libSQL embedded replica (closed by its worker) into a primary's file: its WAL is folded
@@ -47,4 +30,15 @@ export function promoteReplicaFile(dbPath: string): ReplicaPosition | undefined 
     startFrameLogAt(dbPath, { generation: (position?.generation ?? 0) + 1, index: 0 });
   }
   return position;
+}
+
+/**
+ * Undoes `promoteReplicaFile` for a file no one opened since (its promotion couldn't be recorded):
+ * the file goes back to being a replica standing at `position`, with its frame log gone. Its
+ * content is the replica's at that point (the promotion only folded its WAL in), so it follows
+ * its primary again from the next frame.
+ */
+export function unpromoteReplicaFile(dbPath: string, position: ReplicaPosition): void {
+  rmSync(`${dbPath}.log`, { recursive: true, force: true });
+  writeReplicaPosition(dbPath, position);
 }

@@ -1,7 +1,9 @@
 import { existsSync } from "node:fs";
+import { coreErrors } from "../domain/core/errors.js";
 import type { DataPlaneCache } from "../domain/core/ports.js";
+import { groupErrors } from "../domain/groups/errors.js";
 import type { InstanceFiles } from "../engine/instance-files.js";
-import { promoteReplicaFile, type ReplicaPosition, replicaPosition } from "../engine/promote-replica.js";
+import { promoteReplicaFile, type ReplicaPosition, unpromoteReplicaFile } from "../engine/promote-replica.js";
 import type { Logger } from "../lib/logger.js";
 import type { Store } from "../store/store.js";
 import type { DatabaseRuntimes } from "./database-runtimes.js";
@@ -15,6 +17,7 @@ export interface FailoverParts {
   replicas: {
     release(dbId: string, location: string): Promise<void>;
     ensure(dbId: string, location: string): Promise<void>;
+    adopt(dbId: string, location: string): Promise<void>;
     rebuild(dbId: string, location: string): void;
     forgetProgress(dbId: string): void;
   };
@@ -39,6 +42,8 @@ export interface FailoverResult {
  * the old primary's side: its files become replicas of the new one.
  */
 export class Failover {
+  private readonly promoting = new Map<string, Promise<FailoverResult>>();
+
   constructor(private readonly parts: FailoverParts) {}
 
   /**
@@ -47,41 +52,51 @@ export class Failover {
    * there into primaries, and resolves once writes are accepted.
    */
   async promote(groupId: string, location: string, reason: string): Promise<FailoverResult> {
-    const { store, log, leaseMs } = this.parts;
+    // One promotion of a group at a time on this node: an administrator's call and the automatic
+    // failover may meet, and each turns the same files into a primary's.
+    const before = this.promoting.get(groupId) ?? Promise.resolve();
+    const run = before.catch(() => undefined).then(() => this.promoteNow(groupId, location, reason));
+    this.promoting.set(groupId, run);
+    try {
+      return await run;
+    } finally {
+      if (this.promoting.get(groupId) === run) this.promoting.delete(groupId);
+    }
+  }
+
+  private async promoteNow(groupId: string, location: string, reason: string): Promise<FailoverResult> {
+    const { store, log } = this.parts;
     const sentAt = performance.now();
-    const now = Date.now();
-    const dbIds = await store.read((r) => r.databases.idsInGroup(groupId));
+    const found = await store.read(async (r) => ({
+      group: await r.groups.findById(groupId),
+      dbIds: await r.databases.idsInGroup(groupId),
+    }));
+    if (!found.group) throw coreErrors.groupNotFound();
+    const { name } = found.group;
+    if (found.group.primary_location === location) throw groupErrors.alreadyPrimary(location, name);
+    // The files become a primary's before the store names this location the primary. From that
+    // moment this node's data plane may open them as the primary's (a read, or a write under the
+    // lease it can then take), and a connection open while its WAL is replaced writes into a file
+    // no one else sees: acknowledged writes lost.
     const positions: Record<string, ReplicaPosition | undefined> = {};
-    const plan = await store.write(async (r) => {
-      await r.groups.lock(groupId);
-      const group = await r.groups.findById(groupId);
-      if (!group || group.primary_location === location) return undefined;
-      const old = await r.leases.find(groupId);
-      const validFrom = Math.max(now, old ? Date.parse(old.expires_at) : now);
-      const lease = {
-        group_id: groupId,
-        epoch: (old?.epoch ?? 0) + 1,
-        location,
-        node_id: this.parts.nodeId,
-        valid_from: new Date(validFrom).toISOString(),
-        expires_at: new Date(validFrom + leaseMs).toISOString(),
-        promoted_from: null as string | null,
-      };
-      for (const dbId of dbIds) positions[dbId] = replicaPosition(this.parts.files.path(location, dbId));
-      lease.promoted_from = JSON.stringify(positions);
-      if (old) await r.leases.replace(lease);
-      else await r.leases.insert(lease);
-      await r.leases.setPrimaryLocation(groupId, location);
-      return { lease, from: group.primary_location, locations: await r.groups.locationsOf([groupId]) };
-    });
-    if (!plan) throw new Error(`location ${location} is already the group's primary`);
+    let plan: Awaited<ReturnType<Failover["takeLease"]>>;
+    try {
+      for (const dbId of found.dbIds) positions[dbId] = await this.promoteFile(dbId, location);
+      plan = await this.takeLease(groupId, location, positions);
+    } catch (e) {
+      await this.unpromote(found.dbIds, positions, location);
+      throw e;
+    }
+    // Deleted meanwhile (the files go with it), or made the primary here meanwhile (then the files
+    // are rightly the primary's).
+    if (plan === "gone") throw coreErrors.groupNotFound();
+    if (plan === "already") throw groupErrors.alreadyPrimary(location, name);
     const { lease } = plan;
     this.parts.leases().adopt(groupId, lease.epoch, Date.parse(lease.valid_from), sentAt);
     this.parts.directory.invalidate();
-    for (const dbId of dbIds) await this.promoteFile(dbId, location);
     // Other replicas this node keeps of the group followed the old primary's history.
     const others = (plan.locations.get(groupId) ?? []).filter((l) => l !== location && this.parts.holds(l));
-    for (const dbId of dbIds) for (const l of others) this.parts.replicas.rebuild(dbId, l);
+    for (const dbId of found.dbIds) for (const l of others) this.parts.replicas.rebuild(dbId, l);
     const wait = Date.parse(lease.valid_from) - Date.now();
     log.warn(
       {
@@ -95,7 +110,69 @@ export class Failover {
       "failover: this node's location is now the group's primary; writes start when the old lease ends",
     );
     if (wait > 0) await new Promise((r) => setTimeout(r, wait));
-    return { epoch: lease.epoch, validFrom: lease.valid_from, databases: dbIds.length };
+    return { epoch: lease.epoch, validFrom: lease.valid_from, databases: found.dbIds.length };
+  }
+
+  /**
+   * The next epoch of the group's lease, for this node and `location`, valid from the old lease's
+   * end; or why not.
+   */
+  private takeLease(
+    groupId: string,
+    location: string,
+    positions: Record<string, ReplicaPosition | undefined>,
+  ) {
+    const now = Date.now();
+    return this.parts.store.write(async (r) => {
+      await r.groups.lock(groupId);
+      const group = await r.groups.findById(groupId);
+      if (!group) return "gone" as const;
+      if (group.primary_location === location) return "already" as const;
+      const old = await r.leases.find(groupId);
+      const validFrom = Math.max(now, old ? Date.parse(old.expires_at) : now);
+      const lease = {
+        group_id: groupId,
+        epoch: (old?.epoch ?? 0) + 1,
+        location,
+        node_id: this.parts.nodeId,
+        valid_from: new Date(validFrom).toISOString(),
+        expires_at: new Date(validFrom + this.parts.leaseMs).toISOString(),
+        promoted_from: JSON.stringify(positions),
+      };
+      if (old) await r.leases.replace(lease);
+      else await r.leases.insert(lease);
+      await r.leases.setPrimaryLocation(groupId, location);
+      return { lease, from: group.primary_location, locations: await r.groups.locationsOf([groupId]) };
+    });
+  }
+
+  /**
+   * The promotion couldn't be finished (the store failed, or a file couldn't be converted): the
+   * store still names the old primary, so the files go back to being its replicas. Each promoted
+   * one goes on from where it stood, with the state it had (its WAL was only folded in); one that
+   * never synced is copied again; one not reached yet is followed again as it is. Nothing is
+   * deleted: the old primary may be down, and these files hold all the database has.
+   */
+  private async unpromote(
+    dbIds: readonly string[],
+    positions: Record<string, ReplicaPosition | undefined>,
+    location: string,
+  ): Promise<void> {
+    const { files, replicas, log } = this.parts;
+    for (const dbId of dbIds) {
+      const path = files.path(location, dbId);
+      const position = positions[dbId];
+      if (dbId in positions && !position) {
+        replicas.rebuild(dbId, location);
+        continue;
+      }
+      if (position && existsSync(path)) unpromoteReplicaFile(path, position);
+      await replicas
+        .adopt(dbId, location)
+        .catch((e: unknown) =>
+          log.error({ err: e, dbId, location }, "failover: could not follow the old primary again"),
+        );
+    }
   }
 
   /**
@@ -165,7 +242,8 @@ export class Failover {
     for (const groupId of groups) await this.demote(groupId, false);
   }
 
-  private async promoteFile(dbId: string, location: string): Promise<void> {
+  /** Lets go of the replica of `dbId` in `location` and makes its file a primary's; where it stood. */
+  private async promoteFile(dbId: string, location: string): Promise<ReplicaPosition | undefined> {
     const path = this.parts.files.path(location, dbId);
     await this.parts.replicas.release(dbId, location);
     this.parts.replicas.forgetProgress(dbId);
@@ -174,8 +252,8 @@ export class Failover {
         { dbId, location },
         "failover: no replica here to promote; the database has no primary file",
       );
-      return;
+      return undefined;
     }
-    promoteReplicaFile(path);
+    return promoteReplicaFile(path);
   }
 }

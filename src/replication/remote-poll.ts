@@ -22,6 +22,8 @@ export function pollRemoteFollowers(p: RemotePollParts): void {
     const [dbId, location] = k.split("/") as [string, string];
     Promise.all([p.peers.primaryUrl(dbId), p.peers.primaryLocation(dbId)])
       .then(async ([url, primary]) => {
+        // Let go of meanwhile (its file is becoming the primary's) or set up again: not this poll's.
+        if (p.followers.get(k) !== was) return;
         // Its own location is now the primary: this node's failover is turning the file into
         // the primary's (one database after another); rebuilding it would delete what it had
         // applied before the promotion reaches it.

@@ -1,4 +1,5 @@
-import { closeSync, existsSync, fsyncSync, openSync, renameSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, renameSync, rmSync } from "node:fs";
+import { writeDurably, writeReplicaPosition } from "../engine/replica-info.js";
 import type { Logger } from "../lib/logger.js";
 import { type FrameSource, HttpFrameSource } from "./frame-source.js";
 import type { ReplicaSpec } from "./location-worker-client.js";
@@ -50,36 +51,9 @@ export async function checkSeed(source: FrameSource, seed: ReplicaSeed): Promise
  * encrypted database `<file>.follow`.
  */
 export function writeSeedPosition(path: string, seed: ReplicaSeed, encrypted: boolean): void {
-  const [target, body] = encrypted
-    ? [`${path}.follow`, { generation: seed.generation, frame: seed.frame }]
-    : [`${path}-info`, libsqlMetadata(seed.generation, seed.frame)];
-  const tmp = `${target}.tmp`;
-  writeFileSync(tmp, JSON.stringify(body), { mode: 0o600 });
-  const fd = openSync(tmp, "r");
-  fsyncSync(fd);
-  closeSync(fd);
-  renameSync(tmp, target);
-}
-
-function libsqlMetadata(generation: number, frame: number) {
-  const fields = Buffer.alloc(12);
-  fields.writeUInt32LE(0, 0);
-  fields.writeUInt32LE(frame, 4);
-  fields.writeUInt32LE(generation, 8);
-  return { hash: crc32(fields), version: 0, durable_frame_num: frame, generation };
-}
-
-const CRC_TABLE = Array.from({ length: 256 }, (_, n) => {
-  let c = n;
-  for (let k = 0; k < 8; k++) c = c & 1 ? 0xedb88320 ^ (c >>> 1) : c >>> 1;
-  return c >>> 0;
-});
-
-/** CRC-32 (IEEE), as crc32fast computes it (node:zlib's crc32 needs Node 22). */
-export function crc32(data: Buffer): number {
-  let c = 0xffffffff;
-  for (const byte of data) c = (CRC_TABLE[(c ^ byte) & 0xff] ?? 0) ^ (c >>> 8);
-  return (c ^ 0xffffffff) >>> 0;
+  if (encrypted)
+    writeDurably(`${path}.follow`, JSON.stringify({ generation: seed.generation, frame: seed.frame }));
+  else writeReplicaPosition(path, seed);
 }
 
 /**

@@ -64,6 +64,8 @@ export async function setupDatabase(
   } satisfies TestDatabase;
 }
 
+const PIPELINE_TIMEOUT_MS = 30_000;
+
 /** Posts a raw Hrana pipeline to a database's base URL (ending in `/`). */
 export async function pipeline(
   base: string,
@@ -73,12 +75,15 @@ export async function pipeline(
 ): Promise<{ status: number; contentType: string | null; body: any }> {
   const headers: Record<string, string> = { "content-type": "application/json" };
   if (token) headers.authorization = `Bearer ${token}`;
-  const res = await fetch(`${base}${version}/pipeline`, {
-    method: "POST",
-    headers,
-    body: JSON.stringify(body),
-  });
-  const text = await res.text();
+  // A request that hangs fails here, naming its URL, instead of as the test's own timeout.
+  const url = `${base}${version}/pipeline`;
+  const signal = AbortSignal.timeout(PIPELINE_TIMEOUT_MS);
+  const failed = (e: unknown): never => {
+    if (signal.aborted) throw new Error(`no answer from ${url} within ${PIPELINE_TIMEOUT_MS} ms`);
+    throw e;
+  };
+  const res = await fetch(url, { method: "POST", headers, body: JSON.stringify(body), signal }).catch(failed);
+  const text = await res.text().catch(failed);
   let parsed: unknown;
   try {
     parsed = JSON.parse(text);

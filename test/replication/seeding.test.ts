@@ -10,9 +10,10 @@ import path from "node:path";
 import Database from "libsql";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { FrameLog } from "../../src/engine/frame-log.js";
+import { crc32 } from "../../src/engine/replica-info.js";
 import { FRAME_BYTES } from "../../src/engine/wal.js";
 import { type FrameSource, localFrameSource } from "../../src/replication/frame-source.js";
-import { checkSeed, crc32, writeSeedPosition } from "../../src/replication/seeding.js";
+import { checkSeed, writeSeedPosition } from "../../src/replication/seeding.js";
 
 let dir: string;
 let primary: Database.Database;
