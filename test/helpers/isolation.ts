@@ -4,6 +4,7 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { Worker } from "node:worker_threads";
 import { type Client, createClient } from "@libsql/client";
+import { expect } from "vitest";
 import { processTree } from "../../bench/shards-servers.js";
 import { ownerOf } from "../../src/shards/ownership.js";
 import { databaseUrls, setupDatabase } from "./dataplane.js";
@@ -306,4 +307,25 @@ export async function baseline(t: Tenant, kind: "read" | "write" = "read", ms = 
  */
 export function p99Bound(issueMs: number, alone: ProbeResult): number {
   return Math.max(issueMs, 4 * quantile(alone.ms, 0.99));
+}
+
+/**
+ * Runs a timing of B (`measure` says the percentile it is held to and its bound) until it stays
+ * under the bound, twice at most. On two shared cores, another test file's processes can take both
+ * cores for a moment and push one run's last percent over; a stall of A's making (what these tests
+ * look for: hundreds of milliseconds to seconds) is in every run. The checks inside `measure` that
+ * aren't timings fail at once.
+ */
+export async function timedUnder(
+  measure: () => Promise<{ ms: number; bound: number }>,
+  tries = 2,
+): Promise<void> {
+  for (let run = 1; ; run++) {
+    const { ms, bound } = await measure();
+    if (ms < bound || run >= tries) {
+      expect(ms).toBeLessThan(bound);
+      return;
+    }
+    console.log(`over the bound (${ms.toFixed(1)} ms against ${bound.toFixed(1)} ms): measured again`);
+  }
 }

@@ -133,7 +133,9 @@ describe("a failover to this node's replica", () => {
       failover.promote("g1", "west", "the primary's lease ran out"),
     ]);
     expect(results.map((r) => r.status)).toEqual(["fulfilled", "rejected"]);
-    expect((results[1] as PromiseRejectedResult).reason.message).toMatch(/already the primary of group default/);
+    expect((results[1] as PromiseRejectedResult).reason.message).toMatch(
+      /already the primary of group default/,
+    );
     expect(calls.filter((c) => c.startsWith("release"))).toEqual(["release d1 west"]);
   });
 });
