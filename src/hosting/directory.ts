@@ -19,6 +19,8 @@ export const DIRECTORY_TTL_MS = 1000;
 export class DatabaseDirectory implements DatabaseLookup, DataPlaneCache {
   private readonly cache: DirectoryCache;
   private readonly invalidated: Array<() => void> = [];
+  /** Counts `invalidate` calls: a read begun before one must not be kept after it. */
+  private generation = 0;
 
   constructor(
     private readonly store: StoreAccess,
@@ -36,6 +38,7 @@ export class DatabaseDirectory implements DatabaseLookup, DataPlaneCache {
   async find(locator: DatabaseLocator, now = Date.now()): Promise<DataPlaneDatabase | undefined> {
     const hit = this.cache.peek(locator, now);
     if (hit) return hit;
+    const generation = this.generation;
     const record = await this.store.read(async (r) => {
       const found = await r.databases.findForDataPlane(locator);
       if (!found) return undefined;
@@ -45,7 +48,11 @@ export class DatabaseDirectory implements DatabaseLookup, DataPlaneCache {
       ]);
       return { ...found, locations: placed.get(found.group_id) ?? [], revokedTokens: new Set(revoked) };
     });
-    this.cache.put(locator, record, now);
+    // A change made here while the store was read (a failover naming another primary, say) may
+    // be missing from this record: its caller began before the change and may use it, but the
+    // cache must not hand it to those who come after (a demoted primary's replica build would
+    // otherwise still see itself as the primary for up to the TTL, and stop).
+    if (generation === this.generation) this.cache.put(locator, record, now);
     return record;
   }
 
@@ -65,6 +72,7 @@ export class DatabaseDirectory implements DatabaseLookup, DataPlaneCache {
 
   /** Forgets everything; called after any local change to databases, groups or tokens. */
   invalidate(): void {
+    this.generation++;
     this.cache.clear();
     for (const fn of this.invalidated) fn();
   }

@@ -10,6 +10,9 @@ export interface ReplicaSpec {
 
 export type { ReplicaRows } from "../domain/core/ports.js";
 
+/** How long a call to a location's worker runs before the log says so. */
+const SLOW_CALL_MS = 10_000;
+
 /** An error reported by the worker for one request. */
 export class WorkerError extends Error {
   constructor(
@@ -140,10 +143,20 @@ export class LocationWorker {
    */
   private post(w: Worker, msg: Record<string, unknown>): Promise<unknown> {
     const id = this.next++;
-    return new Promise((resolve, reject) => {
+    // Calls run one at a time, and a pull blocks the thread: a call this slow says what the
+    // location's reads are waiting behind (the first one logged is the one holding the thread).
+    const slow = setTimeout(() => {
+      const { op, key } = msg;
+      this.log.warn(
+        { location: this.location, op, key, ms: SLOW_CALL_MS },
+        "replica worker call still running",
+      );
+    }, SLOW_CALL_MS);
+    slow.unref();
+    return new Promise<unknown>((resolve, reject) => {
       this.pending.set(id, { resolve, reject });
       w.ref();
       w.postMessage({ id, ...msg });
-    });
+    }).finally(() => clearTimeout(slow));
   }
 }

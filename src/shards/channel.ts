@@ -74,7 +74,11 @@ export class Channel<Local extends Methods, Other extends Methods> {
 
   /** Sends a one-way event; dropped when the pipe is closed. */
   emit(name: string, data: unknown): void {
-    this.post({ t: "event", name, data });
+    try {
+      this.post({ t: "event", name, data });
+    } catch {
+      // An event whose data can't cross is dropped, as one sent into a closed pipe is.
+    }
   }
 
   on(name: string, fn: (data: unknown) => void): void {
@@ -128,13 +132,20 @@ export class Channel<Local extends Methods, Other extends Methods> {
     const id = this.nextId++;
     return new Promise((resolve, reject) => {
       this.pending.set(id, { resolve, reject });
-      if (!this.post({ t: "call", id, method, args })) {
-        this.pending.delete(id);
+      try {
+        if (this.post({ t: "call", id, method, args })) return;
         reject(new ChannelClosedError(`can't call ${method}: the other process is gone`));
+      } catch (e) {
+        reject(e);
       }
+      this.pending.delete(id);
     });
   }
 
+  /**
+   * Sends one message; false when the pipe is gone. Throws what can't be sent at all (a value the
+   * serializer refuses): the pipe is fine, only that message is lost.
+   */
   private post(m: Message): boolean {
     if (this.closed || !this.endpoint.connected) return false;
     try {
@@ -143,8 +154,9 @@ export class Channel<Local extends Methods, Other extends Methods> {
       // `error` event, which nobody listens to: it would end this process with the other.
       this.endpoint.send(m, undefined, undefined, this.sendFailed);
       return true;
-    } catch {
-      return false;
+    } catch (e) {
+      if (this.closed || !this.endpoint.connected) return false;
+      throw e;
     }
   }
 
@@ -173,12 +185,19 @@ export class Channel<Local extends Methods, Other extends Methods> {
 
   private async answer(m: Call): Promise<void> {
     const fn = this.local[m.method];
+    let reply: Reply;
     try {
       if (!fn) throw new Error(`no such method across the pipe: ${m.method}`);
-      const value = await fn(...m.args);
-      this.post({ t: "reply", id: m.id, ok: true, value });
+      reply = { t: "reply", id: m.id, ok: true, value: await fn(...m.args) };
     } catch (e) {
-      this.post({ t: "reply", id: m.id, ok: false, error: errorToWire(e) });
+      reply = { t: "reply", id: m.id, ok: false, error: errorToWire(e) };
+    }
+    try {
+      this.post(reply);
+    } catch (e) {
+      // An answer that can't cross still ends the call: unanswered, the caller would wait forever.
+      const why = new Error(`the answer to ${m.method} couldn't be sent: ${(e as Error).message}`);
+      this.post({ t: "reply", id: m.id, ok: false, error: errorToWire(why) });
     }
   }
 }

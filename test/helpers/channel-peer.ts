@@ -21,5 +21,7 @@ const channel: Channel<
   askBack: async (n: number) => (await channel.remote.double(n)) + 1,
   die: () => process.exit(3),
   hang: () => new Promise(() => {}),
+  // A function can't cross the pipe: the answer itself can't be sent.
+  unsendable: () => () => 1,
 });
 channel.on("ping", (data) => channel.emit("pong", data));

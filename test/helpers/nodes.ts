@@ -5,6 +5,7 @@
 import { cp, mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
+import { beforeEach, onTestFailed } from "vitest";
 import { loadOrCreateSigningKey } from "../../src/lib/signing-keys.js";
 import { pipeline, sql } from "./dataplane.js";
 import { client } from "./http.js";
@@ -22,6 +23,45 @@ export interface Cluster {
   start(id: string, locations: string, extra?: Record<string, string>): Promise<ShoalProcess>;
   close(): Promise<void>;
 }
+
+/** Every node started by this test file, by id, in start order. */
+const started: Array<{ id: string; proc: ShoalProcess }> = [];
+
+/**
+ * What the nodes logged at warn or above, the last lines of each start: printed when a test of a
+ * file using a cluster fails, since CI keeps the test's output and nothing else of the nodes'.
+ */
+export function notableLines(perNode = 25): string {
+  const parts: string[] = [];
+  for (const { id, proc } of started) {
+    const lines = proc
+      .stdout()
+      .split("\n")
+      .filter((l) => /"level":(40|50|60)/.test(l))
+      .slice(-perNode)
+      .map((l) => {
+        try {
+          const { level, time, msg, err, pid: _p, hostname: _h, ...rest } = JSON.parse(l);
+          const why = err ? ` err=${JSON.stringify(err.message ?? err)}` : "";
+          return `  ${new Date(time).toISOString().slice(11, 23)} ${level} ${msg}${why} ${JSON.stringify(rest)}`;
+        } catch {
+          return `  ${l.slice(0, 300)}`;
+        }
+      });
+    parts.push(
+      `${id} (pid ${proc.proc.pid}, exit ${proc.proc.exitCode ?? proc.proc.signalCode ?? "running"}):`,
+    );
+    parts.push(...lines);
+  }
+  return parts.join("\n");
+}
+
+// Registered on the file that imports this module: a failed test prints the nodes' warnings.
+beforeEach(() => {
+  onTestFailed(() => {
+    if (started.length) console.log(`what the nodes logged at warn or above:\n${notableLines()}`);
+  });
+});
 
 /** A PostgreSQL server and a key folder every node gets a copy of; nodes start on demand. */
 export async function startCluster(): Promise<Cluster> {
@@ -52,6 +92,7 @@ export async function startCluster(): Promise<Cluster> {
         ...extra,
       });
       procs.push(p);
+      started.push({ id, proc: p });
       return p;
     },
     async close() {

@@ -46,15 +46,6 @@ beforeAll(async () => {
 }, 120_000);
 
 afterAll(async () => {
-  if (process.env.SHOW_NODE_LOGS)
-    for (const p of [a, b])
-      console.log(
-        p
-          ?.output()
-          .split("\n")
-          .filter((l) => /"level":(40|50)/.test(l))
-          .join("\n"),
-      );
   await cluster?.close();
 });
 

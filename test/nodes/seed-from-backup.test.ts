@@ -192,7 +192,8 @@ describe("a replica seeded from the backup bucket", () => {
     const [atAnow, atBnow] = await Promise.all([content(atA()), content(atB())]);
     expect(replicaFileIsWhole()).toBe(true);
     expect(atBnow).toEqual(atAnow);
-  });
+    // Two node starts and two catch-ups, each bounded above: together more than 30 s on a busy CI machine.
+  }, 90_000);
 
   it("seeds an encrypted database's replica with the bucket's ciphertext, read at B with the key", async () => {
     expect((await api().post(`/v1/organizations/${org}/groups`, { name: "g2", location: EAST })).status).toBe(

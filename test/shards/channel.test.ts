@@ -14,6 +14,7 @@ type Peer = {
   askBack(n: number): number;
   die(): never;
   hang(): never;
+  unsendable(): never;
 };
 
 let child: ChildProcess;
@@ -56,6 +57,13 @@ describe("the pipe between a node's processes", () => {
 
   it("answers calls made back while a call is answered", async () => {
     expect(await channel.remote.askBack(20)).toBe(41);
+  });
+
+  it("fails a call whose arguments or answer can't cross the pipe, and goes on serving others", async () => {
+    await expect(channel.remote.echo(() => 1)).rejects.toThrow(/could not be cloned/);
+    await expect(channel.remote.unsendable()).rejects.toThrow(/the answer to unsendable couldn't be sent/);
+    expect(channel.isClosed).toBe(false);
+    expect(await channel.remote.echo(3)).toBe(3);
   });
 
   it("fails the calls still waiting, and every later one, once the other process is gone", async () => {

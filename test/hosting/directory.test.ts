@@ -1,0 +1,84 @@
+import { mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import type { StoreAccess } from "../../src/domain/core/ports.js";
+import { DatabaseDirectory } from "../../src/hosting/directory.js";
+import { openSqliteStore } from "../../src/store/sqlite.js";
+import type { Store } from "../../src/store/store.js";
+
+/**
+ * The data plane's cached view of databases, on a real store: a change made here clears it, and a
+ * read that was on its way while the change was made is not kept (a failover's demoted node would
+ * otherwise go on seeing itself as the primary, and stop building its replica).
+ */
+const now = () => new Date().toISOString();
+let dir: string;
+let store: Store;
+
+beforeEach(async () => {
+  dir = await mkdtemp(path.join(tmpdir(), "shoal-directory-"));
+  store = await openSqliteStore(path.join(dir, "store"));
+  await store.write(async (r) => {
+    const org = { id: "o1", slug: "acme", name: "acme", type: "team" as const, created_at: now() };
+    await r.organizations.insert({ ...org, overages: 0, blocked_reads: 0, blocked_writes: 0 });
+    await r.groups.insert({
+      ...{ id: "g1", org_id: "o1", name: "default", primary_location: "east", archived: 0 },
+      ...{ delete_protection: 0, created_at: now(), token_generation: 0 },
+    });
+    for (const [position, location] of ["east", "west"].entries())
+      await r.groups.insertLocation({ group_id: "g1", location, position, added_at: now() });
+    await r.databases.insert({
+      ...{ id: "d1", org_id: "o1", group_id: "g1", name: "db", size_limit: null, block_reads: 0 },
+      ...{ block_writes: 0, allow_attach: 0, delete_protection: 0, created_at: now() },
+      ...{ hostname_label: "db-acme", token_generation: 0 },
+    });
+  });
+});
+
+afterEach(async () => {
+  await store.close();
+  await rm(dir, { recursive: true, force: true });
+});
+
+/** Moves the group's primary to `location` in the store, as a failover does. */
+const movePrimary = (location: string) => store.write((r) => r.leases.setPrimaryLocation("g1", location));
+
+describe("the database directory", () => {
+  it("serves a record from its cache until invalidated", async () => {
+    const directory = new DatabaseDirectory(store, 60_000);
+    expect((await directory.find({ id: "d1" }))?.primary_location).toBe("east");
+    await movePrimary("west");
+    expect((await directory.find({ id: "d1" }))?.primary_location).toBe("east");
+    directory.invalidate();
+    expect((await directory.find({ id: "d1" }))?.primary_location).toBe("west");
+  });
+
+  it("doesn't keep a record read while an invalidation happened: the next lookup reads again", async () => {
+    let release!: () => void;
+    const held = new Promise<void>((r) => {
+      release = r;
+    });
+    let reads = 0;
+    // The first read gets its answer from the store, then is held: the change lands meanwhile.
+    const slow: StoreAccess = {
+      read: async (fn) => {
+        const answer = await store.read(fn);
+        if (reads++ === 0) await held;
+        return answer;
+      },
+      write: (fn) => store.write(fn),
+    };
+    const directory = new DatabaseDirectory(slow, 60_000);
+    const before = directory.find({ id: "d1" });
+    await new Promise((r) => setTimeout(r, 20));
+    await movePrimary("west");
+    directory.invalidate();
+    release();
+    // The lookup that began before the change answers what it read ...
+    expect((await before)?.primary_location).toBe("east");
+    // ... but one that begins after it never sees that.
+    expect((await directory.find({ id: "d1" }))?.primary_location).toBe("west");
+    expect(reads).toBe(2);
+  });
+});
