@@ -145,6 +145,7 @@ export class PrimaryLeases {
     const now = Date.now();
     const expires = new Date(now + leaseMs).toISOString();
     const locations = [...this.parts.locations()];
+    const heldBefore = new Set(this.held.keys());
     const rows = await store.read((r) => r.leases.primariesIn(locations));
     // One statement renews every lease this node holds, however many groups it serves.
     const renewed = await store.write((r) => r.leases.renewAll(nodeId, locations, expires));
@@ -167,6 +168,13 @@ export class PrimaryLeases {
       if (seen.has(groupId)) continue;
       this.held.delete(groupId);
       this.changed();
+    }
+    // Every lease this round let go of is lost, however it went: its group left this node's
+    // locations, or the renewal found another node's epoch (a failover committed between the two
+    // reads above, so the group still looked like ours). The demotion reads the store afresh and
+    // turns only files whose primary is elsewhere now into replicas.
+    for (const groupId of heldBefore) {
+      if (this.held.has(groupId)) continue;
       this.parts.log.warn(
         { group: groupId },
         "this node no longer holds a group's primary; its files here become replicas",

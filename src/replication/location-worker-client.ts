@@ -10,6 +10,13 @@ export interface ReplicaSpec {
 
 export type { ReplicaRows } from "../domain/core/ports.js";
 
+interface SyncTurn {
+  running: Promise<void>;
+  next?: Promise<void>;
+}
+
+const noop = () => undefined;
+
 /** How long a call to a location's worker runs before the log says so. */
 const SLOW_CALL_MS = 10_000;
 
@@ -33,6 +40,8 @@ export class LocationWorker {
   private next = 1;
   private readonly pending = new Map<number, { resolve: (v: unknown) => void; reject: (e: Error) => void }>();
   private readonly specs = new Map<string, ReplicaSpec>();
+  /** Each replica's sync in flight, and the one every call made meanwhile waits for. */
+  private readonly syncs = new Map<string, SyncTurn>();
   private healthy = true;
 
   constructor(
@@ -61,8 +70,25 @@ export class LocationWorker {
     return this.specs.has(key);
   }
 
-  async sync(key: string): Promise<void> {
-    await this.call({ op: "sync", key });
+  /**
+   * Pulls what the replica's primary has. Calls for one replica don't pile up: while a sync runs,
+   * every call shares one more that starts after it (and so pulls everything committed before
+   * them). Without that, a primary committing faster than a pull takes queues syncs without end,
+   * and this location's reads, which run in the same thread, wait behind all of them.
+   */
+  sync(key: string): Promise<void> {
+    const turn = this.syncs.get(key);
+    if (turn) {
+      turn.next ??= turn.running.then(noop, noop).then(() => this.sync(key));
+      return turn.next;
+    }
+    const started: SyncTurn = { running: this.call({ op: "sync", key }).then(noop) };
+    this.syncs.set(key, started);
+    // Registered before any `next`: the turn is over before the next one starts.
+    started.running.then(noop, noop).then(() => {
+      if (this.syncs.get(key) === started) this.syncs.delete(key);
+    });
+    return started.running;
   }
 
   query(key: string, sql: string, args: unknown): Promise<ReplicaRows> {

@@ -1,6 +1,8 @@
+import { existsSync } from "node:fs";
 import { type ReplicaPort, ReplicaUnavailableError } from "../domain/core/ports.js";
 import { mintReplicationToken } from "../domain/data-access/db-tokens.js";
 import type { DatabaseKey } from "../engine/encryption/keys.js";
+import { frameLogFolder } from "../engine/frame-log.js";
 import type { CommitEvent } from "../engine/hosted-databases.js";
 import { isSqliteFailure } from "../engine/sqlite-errors.js";
 import { Throttle } from "../lib/throttle.js";
@@ -107,6 +109,9 @@ export class ReplicationManager implements ReplicaPort {
   }
 
   private async build(dbId: string, location: string, since: number): Promise<void> {
+    // A primary's file still (this node hasn't seen its lease go): its demotion makes it a replica.
+    if (existsSync(frameLogFolder(this.deps.files.path(location, dbId))))
+      throw new ReplicaAtPrimaryError(dbId, location);
     const { spec, encrypted } = await this.spec(dbId, location);
     const k = key(dbId, location);
     this.released.check(dbId, location, since);

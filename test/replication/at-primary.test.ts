@@ -3,7 +3,7 @@
  * or rebuild one there (a late notice, a pull that failed just before a failover made the replica
  * the primary), it leaves the primary's files alone. A rebuild starts with a drop, which deletes.
  */
-import { existsSync, rmSync } from "node:fs";
+import { existsSync, mkdirSync, rmSync } from "node:fs";
 import { createClient } from "@libsql/client";
 import Database from "libsql";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -81,6 +81,22 @@ describe("the replication manager at a primary's location", () => {
       n = existsSync(`${file}-info`) ? onDisk(file) : -1;
     }
     expect(n).toBe(3);
+  });
+
+  it("builds no replica over a file that is still a primary's (its node hasn't seen the primary move yet)", async () => {
+    const file = instanceFile(h.dataDir, REPLICA, db.id);
+    // A primary's file: no replica position beside it, a frame log folder instead.
+    await h.shoal.replication.release(db.id, REPLICA);
+    rmSync(`${file}-info`);
+    mkdirSync(`${file}.log`);
+    try {
+      // What a pull-now notice from the new primary's node does when it arrives first.
+      await h.shoal.replication.ensure(db.id, REPLICA);
+      expect(existsSync(`${file}-info`)).toBe(false);
+      expect(onDisk(file)).toBe(3);
+    } finally {
+      rmSync(`${file}.log`, { recursive: true });
+    }
   });
 
   it("starts nothing after shutdown: a late pull or rebuild writes no file", async () => {
