@@ -6,34 +6,20 @@ import type { StoreAccess } from "../../src/domain/core/ports.js";
 import { DatabaseDirectory } from "../../src/hosting/directory.js";
 import { openSqliteStore } from "../../src/store/sqlite.js";
 import type { Store } from "../../src/store/store.js";
+import { seedGroup } from "../helpers/store-seed.js";
 
 /**
  * The data plane's cached view of databases, on a real store: a change made here clears it, and a
  * read that was on its way while the change was made is not kept (a failover's demoted node would
  * otherwise go on seeing itself as the primary, and stop building its replica).
  */
-const now = () => new Date().toISOString();
 let dir: string;
 let store: Store;
 
 beforeEach(async () => {
   dir = await mkdtemp(path.join(tmpdir(), "shoal-directory-"));
   store = await openSqliteStore(path.join(dir, "store"));
-  await store.write(async (r) => {
-    const org = { id: "o1", slug: "acme", name: "acme", type: "team" as const, created_at: now() };
-    await r.organizations.insert({ ...org, overages: 0, blocked_reads: 0, blocked_writes: 0 });
-    await r.groups.insert({
-      ...{ id: "g1", org_id: "o1", name: "default", primary_location: "east", archived: 0 },
-      ...{ delete_protection: 0, created_at: now(), token_generation: 0 },
-    });
-    for (const [position, location] of ["east", "west"].entries())
-      await r.groups.insertLocation({ group_id: "g1", location, position, added_at: now() });
-    await r.databases.insert({
-      ...{ id: "d1", org_id: "o1", group_id: "g1", name: "db", size_limit: null, block_reads: 0 },
-      ...{ block_writes: 0, allow_attach: 0, delete_protection: 0, created_at: now() },
-      ...{ hostname_label: "db-acme", token_generation: 0 },
-    });
-  });
+  await seedGroup(store, "east", ["east", "west"]);
 });
 
 afterEach(async () => {

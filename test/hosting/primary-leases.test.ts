@@ -6,6 +6,7 @@ import { PrimaryLeases } from "../../src/hosting/primary-leases.js";
 import { createLogger } from "../../src/lib/logger.js";
 import { openSqliteStore } from "../../src/store/sqlite.js";
 import type { Store } from "../../src/store/store.js";
+import { seedGroup } from "../helpers/store-seed.js";
 
 /**
  * A node's leases of its primaries, on a real store: a lease the node stops holding, however that
@@ -21,16 +22,7 @@ beforeEach(async () => {
   dir = await mkdtemp(path.join(tmpdir(), "shoal-leases-"));
   store = await openSqliteStore(path.join(dir, "store"));
   lost = [];
-  await store.write(async (r) => {
-    const org = { id: "o1", slug: "acme", name: "acme", type: "team" as const, created_at: now() };
-    await r.organizations.insert({ ...org, overages: 0, blocked_reads: 0, blocked_writes: 0 });
-    await r.groups.insert({
-      ...{ id: "g1", org_id: "o1", name: "default", primary_location: "west", archived: 0 },
-      ...{ delete_protection: 0, created_at: now(), token_generation: 0 },
-    });
-    for (const [position, location] of ["east", "west"].entries())
-      await r.groups.insertLocation({ group_id: "g1", location, position, added_at: now() });
-  });
+  await seedGroup(store, "west", ["east", "west"], false);
 });
 
 afterEach(async () => {

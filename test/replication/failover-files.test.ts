@@ -10,13 +10,13 @@ import type { PrimaryLeases } from "../../src/hosting/primary-leases.js";
 import { createLogger } from "../../src/lib/logger.js";
 import { openSqliteStore } from "../../src/store/sqlite.js";
 import type { Store } from "../../src/store/store.js";
+import { seedGroup } from "../helpers/store-seed.js";
 
 /**
  * A failover turning this node's replica into the primary, on a real store and real files: the
  * files are a primary's before the store says so (this node's data plane may open them from that
  * moment), and a lease that can't be written leaves the replica as it was, following again.
  */
-const now = () => new Date().toISOString();
 let dir: string;
 let store: Store;
 let file: string;
@@ -26,21 +26,7 @@ let failover: Failover;
 beforeEach(async () => {
   dir = await mkdtemp(path.join(tmpdir(), "shoal-failover-files-"));
   store = await openSqliteStore(path.join(dir, "store"));
-  await store.write(async (r) => {
-    const org = { id: "o1", slug: "acme", name: "acme", type: "team" as const, created_at: now() };
-    await r.organizations.insert({ ...org, overages: 0, blocked_reads: 0, blocked_writes: 0 });
-    await r.groups.insert({
-      ...{ id: "g1", org_id: "o1", name: "default", primary_location: "east", archived: 0 },
-      ...{ delete_protection: 0, created_at: now(), token_generation: 0 },
-    });
-    for (const [position, location] of ["east", "west"].entries())
-      await r.groups.insertLocation({ group_id: "g1", location, position, added_at: now() });
-    await r.databases.insert({
-      ...{ id: "d1", org_id: "o1", group_id: "g1", name: "db", size_limit: null, block_reads: 0 },
-      ...{ block_writes: 0, allow_attach: 0, delete_protection: 0, created_at: now() },
-      ...{ hostname_label: "db-acme", token_generation: 0 },
-    });
-  });
+  await seedGroup(store, "east", ["east", "west"]);
   // The replica in `west`: rows, and libSQL's note of where it stands in the primary's history.
   mkdirSync(path.join(dir, "west"));
   file = path.join(dir, "west", "d1.db");
