@@ -56,12 +56,18 @@ export function notableLines(perNode = 25): string {
   return parts.join("\n");
 }
 
-// Registered on the file that imports this module: a failed test prints the nodes' warnings.
-beforeEach(() => {
-  onTestFailed(() => {
-    if (started.length) console.log(`what the nodes logged at warn or above:\n${notableLines()}`);
+/**
+ * Called at the top of a test file that starts a cluster: each failed test of the file prints the
+ * nodes' warnings. (A call, not a hook registered on import: benchmarks import this module too,
+ * outside vitest.)
+ */
+export function printNodeWarningsOnFailure(): void {
+  beforeEach(() => {
+    onTestFailed(() => {
+      if (started.length) console.log(`what the nodes logged at warn or above:\n${notableLines()}`);
+    });
   });
-});
+}
 
 /** A PostgreSQL server and a key folder every node gets a copy of; nodes start on demand. */
 export async function startCluster(): Promise<Cluster> {

@@ -5,9 +5,21 @@
  */
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { client } from "../helpers/http.js";
-import { type Cluster, EAST, rows, run, SETTLE_MS, startCluster, WEST, within } from "../helpers/nodes.js";
+import {
+  type Cluster,
+  EAST,
+  printNodeWarningsOnFailure,
+  rows,
+  run,
+  SETTLE_MS,
+  startCluster,
+  WEST,
+  within,
+} from "../helpers/nodes.js";
 import type { ShoalProcess } from "../helpers/process.js";
 import { ADMIN_TOKEN } from "../helpers/shoal.js";
+
+printNodeWarningsOnFailure();
 
 const LEASE = { SHOAL_PRIMARY_LEASE_MS: "2000" };
 const org = "many";

@@ -9,6 +9,7 @@ import { type Client, client } from "../helpers/http.js";
 import {
   type Cluster,
   EAST,
+  printNodeWarningsOnFailure,
   rows,
   run,
   SETTLE_MS,
@@ -19,6 +20,8 @@ import {
 } from "../helpers/nodes.js";
 import type { ShoalProcess } from "../helpers/process.js";
 import { ADMIN_TOKEN } from "../helpers/shoal.js";
+
+printNodeWarningsOnFailure();
 
 /** Short leases keep the test quick: the failover waits for the old lease to run out. */
 const LEASE = { SHOAL_PRIMARY_LEASE_MS: "2000" };

@@ -13,6 +13,7 @@ import { type Client, client } from "../helpers/http.js";
 import {
   type Cluster,
   EAST,
+  printNodeWarningsOnFailure,
   rows,
   run,
   SETTLE_MS,
@@ -22,6 +23,8 @@ import {
   within,
 } from "../helpers/nodes.js";
 import type { ShoalProcess } from "../helpers/process.js";
+
+printNodeWarningsOnFailure();
 
 let cluster: Cluster;
 let a: ShoalProcess;

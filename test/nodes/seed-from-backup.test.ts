@@ -16,6 +16,7 @@ import { scrape } from "../helpers/metrics.js";
 import {
   type Cluster,
   EAST,
+  printNodeWarningsOnFailure,
   rows,
   run,
   SETTLE_MS,
@@ -27,6 +28,8 @@ import {
 import type { ShoalProcess } from "../helpers/process.js";
 import { startTestS3, type TestS3 } from "../helpers/s3-server.js";
 import { ADMIN_TOKEN } from "../helpers/shoal.js";
+
+printNodeWarningsOnFailure();
 
 let cluster: Cluster;
 let s3: TestS3;
