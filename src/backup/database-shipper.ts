@@ -135,15 +135,12 @@ export class DatabaseShipper {
       const { size } = await stat(built.gzFile);
       const { generation, frame, validFrom } = built;
       catalog.add({ kind: "snapshot", generation, frame, validFrom, key, size });
+      // Said in the same turn as the catalog moves: the status (read from the catalog) never shows
+      // frames as shipped before those listening were told.
+      this.ctx.shipped({ dbId: this.primary.id, generation, frame, at: this.ctx.now() });
     } finally {
       await rm(built.gzFile, { force: true });
     }
-    this.ctx.shipped({
-      dbId: this.primary.id,
-      generation: built.generation,
-      frame: built.frame,
-      at: this.ctx.now(),
-    });
     await this.prune(catalog);
     return true;
   }
