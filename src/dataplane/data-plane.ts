@@ -15,6 +15,7 @@ import type { PullServices } from "./pull/pull-updates.js";
 import { observeRequest } from "./request-log.js";
 import type { DataRoute } from "./routing.js";
 import type { SyncServices } from "./sync.js";
+import { SyncHorizons } from "./sync-horizons.js";
 import { HranaWebSockets } from "./ws.js";
 
 export interface DataPlaneSettings extends StreamLimits, ResponseLimits {
@@ -53,6 +54,7 @@ export function createDataPlane(deps: DataPlaneParts, settings: DataPlaneSetting
     hosted: deps.hosted,
     waiters: new CommitWaiters(deps.hosted),
     observe: (dbId, location, index) => deps.replicas.observe(dbId, location, index),
+    horizons: new SyncHorizons(),
     replicas: deps.replicas,
     readYourWritesMs: settings.txnTimeoutMs,
     holds: (location) => deps.placement.holds(location),

@@ -8,6 +8,7 @@ import type { HostedDatabases } from "../engine/hosted-databases.js";
 import { FRAME_BYTES } from "../engine/wal.js";
 import { ProtocolError } from "./hrana/errors.js";
 import { errorBody, send } from "./http-io.js";
+import type { SyncHorizons } from "./sync-horizons.js";
 
 /** Frames served per request at most (the libSQL client asks for 128 at a time). */
 const MAX_FRAMES = 1024;
@@ -16,6 +17,8 @@ export interface SyncServices {
   hosted: HostedDatabases;
   /** Told where a location's replica stands, from the frames it asks for. */
   observe(dbId: string, location: string, index: number): void;
+  /** Where each of this node's replicas' syncs in progress stops. */
+  horizons: SyncHorizons;
 }
 
 function json(res: ServerResponse, status: number, body: unknown): void {
@@ -89,12 +92,24 @@ export function syncFrames(
 ): void {
   if (!(start >= 1 && end > start)) throw new ProtocolError("invalid frame range");
   const log = s.hosted.at(access.path).frameLog;
-  if (access.replicaOf !== undefined) {
+  const read = log.read(g, start, Math.min(end, start + MAX_FRAMES));
+  const rep = access.replicaOf;
+  const replica = rep === undefined ? undefined : `${access.database.id}/${rep}`;
+  if (rep !== undefined && replica !== undefined) {
     // Asking for frames from `start` means the replica applied everything before it.
     const index = log.indexAt(g, start - 1);
-    if (index !== undefined) s.observe(access.database.id, access.replicaOf, index);
+    if (index !== undefined) s.observe(access.database.id, rep, index);
+    // The read brought the log's position up to date.
+    const limit = s.horizons.limit(replica, g, log.position());
+    if (limit !== undefined && start > limit) {
+      // Everything up to where the primary stood when this sync began: this sync is done.
+      s.horizons.end(replica);
+      caughtUp(res, g, limit);
+      return;
+    }
+    if (limit !== undefined && read.kind === "frames")
+      read.data = read.data.subarray(0, Math.min(read.data.length, (limit - start + 1) * FRAME_BYTES));
   }
-  const read = log.read(g, start, Math.min(end, start + MAX_FRAMES));
   if (read.kind === "frames" && access.key && access.replicaOf === undefined) {
     // Page images decrypted for the key holder's replica; frame headers (checksums) as stored.
     const data = Buffer.from(read.data);
@@ -107,18 +122,21 @@ export function syncFrames(
     return;
   }
   if (read.kind === "past-end") {
-    // libSQL's client reads `generation`; @tursodatabase/sync's older protocol reads the same
-    // answer as a status: "checkpoint_needed" with the latest generation's last frame.
-    json(res, 400, {
-      status: "checkpoint_needed",
-      generation: read.latest,
-      max_frame_no: log.position().frame,
-      baton: null,
-    });
+    if (replica !== undefined) s.horizons.end(replica);
+    caughtUp(res, read.latest, log.position().frame);
     return;
   }
   const message = `generation ${g} is no longer available; delete the local replica and sync it again`;
   send(res, 410, errorBody("GENERATION_GONE", message, { generation: read.latest }), "application/json");
+}
+
+/**
+ * Past the last frame: libSQL's client reads `generation` (the same one it asked for means
+ * "caught up", a later one "finish this one and move on"); @tursodatabase/sync's older protocol
+ * reads the same answer as a status, "checkpoint_needed", with the latest generation's last frame.
+ */
+function caughtUp(res: ServerResponse, generation: number, lastFrame: number): void {
+  json(res, 400, { status: "checkpoint_needed", generation, max_frame_no: lastFrame, baton: null });
 }
 
 export { FRAME_BYTES };

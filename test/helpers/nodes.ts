@@ -57,14 +57,19 @@ export function notableLines(perNode = 25): string {
 }
 
 /**
- * Called at the top of a test file that starts a cluster: each failed test of the file prints the
- * nodes' warnings. (A call, not a hook registered on import: benchmarks import this module too,
- * outside vitest.)
+ * Called at the top of a test file that starts a cluster: each failed test of the file adds the
+ * nodes' warnings to its error, which the report's summary of failures prints at its end (what a
+ * test printed itself comes earlier, among the other files' output, and CI shows only the end).
+ * (A call, not a hook registered on import: benchmarks import this module too, outside vitest.)
  */
 export function printNodeWarningsOnFailure(): void {
   beforeEach(() => {
-    onTestFailed(() => {
-      if (started.length) console.log(`what the nodes logged at warn or above:\n${notableLines()}`);
+    onTestFailed(({ task }) => {
+      if (!started.length) return;
+      const said = `what the nodes logged at warn or above:\n${notableLines(20)}`;
+      const error = task.result?.errors?.[0];
+      if (error) error.message = `${error.message}\n\n${said}`;
+      else console.log(said);
     });
   });
 }

@@ -1,5 +1,5 @@
 import { type ChildProcess, spawn } from "node:child_process";
-import { createWriteStream } from "node:fs";
+import { createWriteStream, mkdirSync } from "node:fs";
 import path from "node:path";
 
 const ROOT = path.resolve(import.meta.dirname, "../..");
@@ -37,10 +37,10 @@ export async function spawnShoal(
     stdio: ["ignore", "pipe", "pipe"],
   });
   // SHOAL_TEST_LOG_DIR keeps every process's output in a file, for a failure seen only under load.
-  const keep = process.env.SHOAL_TEST_LOG_DIR
-    ? createWriteStream(
-        path.join(process.env.SHOAL_TEST_LOG_DIR, `${env.SHOAL_NODE_ID ?? "shoal"}-${proc.pid}.log`),
-      )
+  const logDir = process.env.SHOAL_TEST_LOG_DIR;
+  if (logDir) mkdirSync(logDir, { recursive: true });
+  const keep = logDir
+    ? createWriteStream(path.join(logDir, `${env.SHOAL_NODE_ID ?? "shoal"}-${proc.pid}.log`))
     : undefined;
   let out = "";
   let stdout = "";

@@ -13,7 +13,9 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { createClient } from "@libsql/client";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { mintReplicationToken } from "../../src/domain/data-access/db-tokens.js";
 import { createLogger } from "../../src/lib/logger.js";
+import { loadOrCreateSigningKey } from "../../src/lib/signing-keys.js";
 import { LocationWorker } from "../../src/replication/location-worker-client.js";
 import { setupDatabase, type TestDatabase } from "../helpers/dataplane.js";
 import { startTestShoal, type TestShoal } from "../helpers/shoal.js";
@@ -62,39 +64,36 @@ async function openAndRead(name: string): Promise<{ key: string; file: string }>
 }
 
 /**
- * The primary's data plane behind a proxy that holds every frame request for `delayMs` and
- * counts them: a pull that takes a while, as a primary on another machine under load answers.
+ * The primary's data plane behind a proxy that counts every frame request and runs `before` ahead
+ * of it: a delay (a primary on another machine under load), or a commit (a primary writing
+ * faster than its replica pulls).
  */
-async function slowPrimary(delayMs: number): Promise<{ url: string; pulls: () => number; close(): void }> {
+async function proxiedPrimary(
+  before: () => Promise<void>,
+): Promise<{ url: string; pulls: () => number; close(): void }> {
   let pulls = 0;
   const target = new URL(h.url);
   const server = http.createServer((req, res) => {
-    const slow = req.url?.includes("/sync/") ?? false;
-    if (slow) pulls++;
-    setTimeout(
-      () => {
-        const out = http.request(
-          {
-            host: target.hostname,
-            port: target.port,
-            path: req.url,
-            method: req.method,
-            headers: req.headers,
-          },
-          (from) => {
-            res.writeHead(from.statusCode ?? 502, from.headers);
-            from.pipe(res);
-          },
-        );
-        req.pipe(out);
-      },
-      slow ? delayMs : 0,
-    );
+    const pull = req.url?.includes("/sync/") ?? false;
+    if (pull) pulls++;
+    (pull ? before() : Promise.resolve()).then(() => {
+      const out = http.request(
+        { host: target.hostname, port: target.port, path: req.url, method: req.method, headers: req.headers },
+        (from) => {
+          res.writeHead(from.statusCode ?? 502, from.headers);
+          from.pipe(res);
+        },
+      );
+      req.pipe(out);
+    });
   });
   await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
   const { port } = server.address() as AddressInfo;
   return { url: `http://127.0.0.1:${port}`, pulls: () => pulls, close: () => server.close() };
 }
+
+const slowPrimary = (delayMs: number) =>
+  proxiedPrimary(() => new Promise((resolve) => setTimeout(resolve, delayMs)));
 
 describe("a location worker", () => {
   it("runs one more sync for all the calls made while one runs, so reads don't queue behind a pile of them", async () => {
@@ -122,6 +121,54 @@ describe("a location worker", () => {
       c.close();
       await worker.drop(key, file);
     } finally {
+      primary.close();
+    }
+  });
+
+  it("ends a sync at what the primary had when it began, however fast the primary commits", async () => {
+    const c = createClient({ url: db.urls.httpPath, authToken: db.token });
+    await c.execute("CREATE TABLE steady (n INTEGER)");
+    // Ahead of every pull, one more commit: each of the replica's requests finds a new frame, as
+    // when a primary writes faster than its replica pulls. Capped, so a sync that follows every
+    // commit still ends (and the test says how many pulls it took).
+    let commits = 0;
+    let committing = false;
+    const primary = await proxiedPrimary(async () => {
+      if (committing && commits < 200)
+        await c.execute({ sql: "INSERT INTO steady (n) VALUES (?)", args: [++commits] });
+    });
+    const file = path.join(dir, "steady.db");
+    const key = `${db.id}/steady`;
+    try {
+      const keys = path.join(h.dataDir, "keys");
+      const dbTokenKey = await loadOrCreateSigningKey(keys, "db-tokens");
+      const token = await mintReplicationToken(
+        { dbTokenKey, clock: () => new Date() },
+        db.id,
+        "aws-eu-west-1",
+      );
+      const syncUrl = `${primary.url}/db/${db.org}/${db.name}`;
+      await worker.open(key, { path: file, syncUrl, token });
+      committing = true;
+      const before = primary.pulls();
+      const committedBefore = commits;
+      await worker.sync(key);
+      // Its first request fixes where it ends; one more is told "caught up". Without the horizon it
+      // follows the commits until they stop: 200 pulls.
+      expect(primary.pulls() - before).toBeLessThan(10);
+      // Everything the primary had when the sync began is there, including the first pull's commit.
+      const [[seen]] = (await worker.query(key, "SELECT count(*) FROM steady", [])).rows as [[bigint]];
+      expect(Number(seen)).toBeGreaterThan(committedBefore);
+      // The replica's next sync brings what came after.
+      const atSecond = commits;
+      await worker.sync(key);
+      const [[later]] = (await worker.query(key, "SELECT count(*) FROM steady", [])).rows as [[bigint]];
+      expect(Number(later)).toBeGreaterThan(atSecond);
+    } finally {
+      committing = false;
+      // Dropped either way: the tests below count this process's open files.
+      await worker.drop(key, file).catch(() => undefined);
+      c.close();
       primary.close();
     }
   });
