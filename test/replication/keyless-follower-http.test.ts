@@ -4,7 +4,9 @@ import path from "node:path";
 import { createClient } from "@libsql/client";
 import Database from "libsql";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { FrameSourceError, HttpFrameSource } from "../../src/replication/frame-source.js";
+import { mintReplicationToken } from "../../src/domain/data-access/db-tokens.js";
+import { loadOrCreateSigningKey } from "../../src/lib/signing-keys.js";
+import { type FrameSource, FrameSourceError, HttpFrameSource } from "../../src/replication/frame-source.js";
 import { KeylessFollower } from "../../src/replication/keyless-follower.js";
 import { setupDatabase } from "../helpers/dataplane.js";
 import { startTestShoal, type TestShoal } from "../helpers/shoal.js";
@@ -64,6 +66,39 @@ describe("a keyless follower over Shoal's sync protocol", () => {
       [3, "three"],
       [4, "four"],
     ]);
+    c.close();
+  });
+
+  it("ends a sync at what the primary had when it began, though the primary commits ahead of every request", async () => {
+    const db = await setupDatabase(h);
+    const c = createClient({ url: `${h.url}/db/${db.org}/${db.name}/`, authToken: db.token });
+    await c.execute("CREATE TABLE steady (n INTEGER)");
+    const dbTokenKey = await loadOrCreateSigningKey(path.join(h.dataDir, "keys"), "db-tokens");
+    const token = await mintReplicationToken({ dbTokenKey, clock: () => new Date() }, db.id, "aws-eu-west-1");
+    const http = new HttpFrameSource(`${h.url}/db/${db.org}/${db.name}`, token);
+    // Capped, so a sync that follows every commit still ends, and says how many requests it took.
+    let commits = 0;
+    let requests = 0;
+    let committing = false;
+    const source: FrameSource = {
+      currentGeneration: () => http.currentGeneration(),
+      exportInto: (g, dest) => http.exportInto(g, dest),
+      async frames(g, start, end) {
+        requests++;
+        if (committing && commits < 200)
+          await c.execute({ sql: "INSERT INTO steady (n) VALUES (?)", args: [++commits] });
+        return http.frames(g, start, end);
+      },
+    };
+    const follower = new KeylessFollower({ path: path.join(dir, "steady.db"), source });
+    await follower.sync();
+    committing = true;
+    const before = requests;
+    const r = await follower.sync();
+    // Without the primary's horizon, one sync takes all 200 commits, one request each.
+    expect(requests - before).toBeLessThan(10);
+    expect(commits).toBeLessThan(200);
+    expect(r.frames).toBeGreaterThan(0);
     c.close();
   });
 
