@@ -1,16 +1,7 @@
-import {
-  closeSync,
-  existsSync,
-  mkdirSync,
-  openSync,
-  readFileSync,
-  readSync,
-  renameSync,
-  rmSync,
-  writeFileSync,
-  writeSync,
-} from "node:fs";
+import { closeSync, openSync, readSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import path from "node:path";
+import { type CommitTime, CommitTimes } from "./commit-times.js";
+import { loadMeta, type Meta, saveMeta } from "./frame-log-meta.js";
 import {
   advanceBase,
   dropBase,
@@ -21,27 +12,6 @@ import {
 } from "./history.js";
 import { FRAME_BYTES, readWalFrames, scanWal, type WalScan } from "./wal.js";
 import { WalIndex } from "./wal-index.js";
-
-/** One finished generation whose frames are kept for replicas still reading it. */
-interface Archived {
-  generation: number;
-  frames: number;
-  /** Replication index at the generation's start. */
-  startIndex: number;
-  endedAt: number;
-}
-
-interface Meta {
-  /** Current generation, from 1: it started at the last checkpoint. */
-  generation: number;
-  /** Salts of the WAL cycle holding the current generation's frames, once it has any. */
-  salts?: { salt1: number; salt2: number };
-  /** Frames of every earlier generation together: the replication index counts across generations. */
-  baseIndex: number;
-  archived: Archived[];
-  /** Generations whose frames were lost (a checkpoint Shoal didn't make): replicas must start over. */
-  lost: number[];
-}
 
 /** A run of frames of one generation and where it starts in the replication index. */
 export interface GenerationSpan {
@@ -95,28 +65,34 @@ export class FrameLog {
   private readonly walPath: string;
   /** Where committed frames are counted after each commit (see wal-index.ts). */
   private readonly walIndex: WalIndex;
-  /** The current generation's commits file, kept open while the database is (see `closeFiles`). */
-  private commitsFd: number | undefined;
+  private readonly times: CommitTimes;
+  /** When the newest commit not yet recorded was made (see `noteCommit`); undefined when none is. */
+  private unrecordedAt: number | undefined;
 
   constructor(
     readonly dbPath: string,
     /** Told when a checkpoint Shoal didn't make ended the current generation, its frames lost. */
     private readonly onLost?: (generation: number) => void,
+    /** Told when `settle` recorded commits that added frames. */
+    private readonly onRecorded?: () => void,
   ) {
     this.dir = frameLogFolder(dbPath);
     this.walPath = `${dbPath}-wal`;
     this.walIndex = new WalIndex(`${dbPath}-shm`);
-    this.meta = this.loadMeta();
+    this.times = new CommitTimes(this.dir);
+    this.meta = loadMeta(this.dir);
     this.refresh();
     this.notified = Math.min(this.committed, this.commits(this.meta.generation).at(-1)?.frames ?? 0);
   }
 
   get generation(): number {
+    this.settle();
     return this.meta.generation;
   }
 
   /** Position of the last committed frame: generation, frame within it, and the global index. */
   position(): { generation: number; frame: number; index: number } {
+    this.settle();
     return {
       generation: this.meta.generation,
       frame: this.committed,
@@ -126,6 +102,7 @@ export class FrameLog {
 
   /** The replication index of frame `frame` of generation `g`, if that generation is known. */
   indexAt(generation: number, frame: number): number | undefined {
+    this.settle();
     if (generation === this.meta.generation) return this.meta.baseIndex + frame;
     const archived = this.meta.archived.find((a) => a.generation === generation);
     return archived ? (archived.startIndex ?? 0) + frame : undefined;
@@ -133,21 +110,59 @@ export class FrameLog {
 
   /** Frames committed in the current generation (read from the live WAL). */
   get pending(): number {
+    this.settle();
     return this.committed;
   }
 
   /**
-   * Called after every write transaction ends, while the writer still holds the database's write
-   * lock: counts the newly committed frames and records when they were committed.
+   * Frames of the current generation as of the last recorded commit, leaving commits noted since
+   * unrecorded: for a check made after every commit, which a turn's lag doesn't change.
+   */
+  get recordedPending(): number {
+    return this.committed;
+  }
+
+  /**
+   * A write transaction just committed (its writer still holds the write lock). Recording it
+   * costs a read of the wal-index and a line in the commits file, so it waits: `settle` records
+   * every commit noted since the last, as one line with the newest one's time, at the end of the
+   * event loop's turn (see HostedDatabases) or as soon as anything reads the log, whichever comes
+   * first. A reader therefore never sees the log behind a commit whose answer a client may hold.
+   */
+  noteCommit(now = Date.now()): void {
+    this.unrecordedAt = now;
+  }
+
+  /**
+   * Records the commits noted since the last record (see `noteCommit`); returns the frames they
+   * added. One line stands for them all, timed at the newest: a point-in-time read of a moment
+   * between two of them gets the state before both, never a write made after that moment.
+   */
+  settle(): number {
+    const at = this.unrecordedAt;
+    if (at === undefined) return 0;
+    this.unrecordedAt = undefined;
+    let added: number;
+    try {
+      added = this.afterCommit(at);
+    } catch (e) {
+      // Still unrecorded: the next reader or commit tries again, and hears the error if it stays.
+      this.unrecordedAt ??= at;
+      throw e;
+    }
+    if (added > 0) this.onRecorded?.();
+    return added;
+  }
+
+  /**
+   * Counts the newly committed frames and records when they were committed; called right after a
+   * commit, or by `settle` for the commits noted since the last record.
    */
   afterCommit(now = Date.now()): number {
     // Right after a commit on an open connection the wal-index is live: one read instead of a scan.
     this.refresh(true);
     const before = this.notified;
-    if (this.committed > before) {
-      this.commitsFd ??= openSync(this.file("commits"), "a");
-      writeSync(this.commitsFd, `${this.committed} ${now}\n`);
-    }
+    if (this.committed > before) this.times.append(this.committed, now);
     this.notified = Math.max(before, this.committed);
     return Math.max(0, this.committed - before);
   }
@@ -158,13 +173,12 @@ export class FrameLog {
    */
   closeFiles(): void {
     this.walIndex.close();
-    if (this.commitsFd === undefined) return;
-    closeSync(this.commitsFd);
-    this.commitsFd = undefined;
+    this.times.close();
   }
 
   /** The generations whose frames exist, for rebuilding past states (point-in-time restores). */
   chain(): GenerationChain {
+    this.settle();
     this.refresh();
     return { current: this.meta.generation, archived: this.meta.archived, lost: this.meta.lost };
   }
@@ -174,6 +188,7 @@ export class FrameLog {
    * the current generation (its frames in the live WAL) and the archived ones (in `archivePath`).
    */
   history(): FrameHistory {
+    this.settle();
     this.refresh();
     return {
       current: { generation: this.meta.generation, startIndex: this.meta.baseIndex, frames: this.committed },
@@ -199,6 +214,7 @@ export class FrameLog {
 
   /** Frames `start`..`end - 1` (1-based) of a generation, as many whole frames as exist. */
   read(generation: number, start: number, end: number): FrameRead {
+    this.settle();
     const latest = this.meta.generation;
     if (generation === latest) {
       this.refresh();
@@ -225,6 +241,7 @@ export class FrameLog {
    * Returns false, changing nothing, when the checkpoint couldn't complete.
    */
   rollover(checkpoint: () => boolean, now = Date.now()): boolean {
+    this.settle();
     this.refresh();
     const g = this.meta.generation;
     const frames = this.committed;
@@ -247,7 +264,7 @@ export class FrameLog {
     renameSync(tmp, this.file("frames", g));
     const startedAt = this.meta.archived.find((a) => a.generation === g - 1)?.endedAt ?? null;
     this.closeFiles();
-    if (existsSync(this.file("commits"))) renameSync(this.file("commits"), this.file("commits", g));
+    this.times.archive(g);
     this.meta = {
       generation: g + 1,
       baseIndex: this.meta.baseIndex + frames,
@@ -259,7 +276,7 @@ export class FrameLog {
     };
     this.committed = 0;
     this.notified = 0;
-    this.saveMeta();
+    saveMeta(this.dir, this.meta);
     try {
       if (staged) keepStagedBase(this.dir, staged, { generation: g, startedAt });
     } catch {
@@ -275,6 +292,7 @@ export class FrameLog {
    * is the next generation's export; history starts again from it too.
    */
   restart(replace: () => void): void {
+    this.settle();
     this.refresh();
     replace();
     const g = this.meta.generation;
@@ -287,9 +305,9 @@ export class FrameLog {
     this.committed = 0;
     this.notified = 0;
     this.closeFiles();
-    rmSync(this.file("commits"), { force: true });
+    this.times.dropCurrent();
     dropBase(this.dir);
-    this.saveMeta();
+    saveMeta(this.dir, this.meta);
   }
 
   /** Drops archived generations that ended before `before`, keeping at least the newest `keep`. */
@@ -306,25 +324,17 @@ export class FrameLog {
     }
     for (const g of gone) {
       rmSync(this.file("frames", g), { force: true });
-      rmSync(this.file("commits", g), { force: true });
+      this.times.drop(g);
     }
     this.meta = { ...this.meta, archived: this.meta.archived.filter((a) => !gone.has(a.generation)) };
-    this.saveMeta();
+    saveMeta(this.dir, this.meta);
     return [...gone];
   }
 
   /** Commit times of a generation (frame count after each commit), oldest first. */
-  commits(generation: number): Array<{ frames: number; at: number }> {
-    const file =
-      generation === this.meta.generation ? this.file("commits") : this.file("commits", generation);
-    if (!existsSync(file)) return [];
-    return readFileSync(file, "utf8")
-      .split("\n")
-      .filter(Boolean)
-      .map((line) => {
-        const [frames, at] = line.split(" ");
-        return { frames: Number(frames), at: Number(at) };
-      });
+  commits(generation: number): CommitTime[] {
+    this.settle();
+    return this.times.read(generation === this.meta.generation ? undefined : generation);
   }
 
   /** Reconciles with the live WAL; a checkpoint made behind Shoal's back starts a new generation. */
@@ -346,8 +356,8 @@ export class FrameLog {
       this.committed = 0;
       this.notified = 0;
       this.closeFiles();
-      rmSync(this.file("commits"), { force: true });
-      this.saveMeta();
+      this.times.dropCurrent();
+      saveMeta(this.dir, this.meta);
       this.onLost?.(g);
     }
     if (!scan || scan.committed === 0) {
@@ -357,7 +367,7 @@ export class FrameLog {
     this.committed = scan.committed;
     if (!this.meta.salts) {
       this.meta = { ...this.meta, salts };
-      this.saveMeta();
+      saveMeta(this.dir, this.meta);
     }
   }
 
@@ -371,22 +381,7 @@ export class FrameLog {
     return { committed: state.committed, header: { salt1: state.salt1, salt2: state.salt2 } };
   }
 
-  private file(kind: "frames" | "commits", generation?: number): string {
+  private file(kind: "frames", generation?: number): string {
     return path.join(this.dir, generation === undefined ? `current.${kind}` : `${generation}.${kind}`);
-  }
-
-  private loadMeta(): Meta {
-    mkdirSync(this.dir, { recursive: true });
-    try {
-      return JSON.parse(readFileSync(path.join(this.dir, "meta.json"), "utf8")) as Meta;
-    } catch {
-      return { generation: 1, baseIndex: 0, archived: [], lost: [] };
-    }
-  }
-
-  private saveMeta(): void {
-    const file = path.join(this.dir, "meta.json");
-    writeFileSync(`${file}.tmp`, JSON.stringify(this.meta));
-    renameSync(`${file}.tmp`, file);
   }
 }

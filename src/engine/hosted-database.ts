@@ -11,6 +11,8 @@ export interface HostingNode {
   hold(db: HostedDatabase): () => void;
   retire(db: HostedDatabase): void;
   afterWrite(db: HostedDatabase, conn: EngineConnection): void;
+  /** `db`'s frame log recorded commits that added frames (see FrameLog.settle). */
+  recorded(db: HostedDatabase): void;
   /** A checkpoint Shoal didn't make ended `generation` of `db`'s history (see FrameLog). */
   lostHistory(db: HostedDatabase, generation: number): void;
 }
@@ -104,13 +106,18 @@ export class HostedDatabase {
 
   /** The frame log (a primary's committed history), read from disk on first use. */
   get frameLog(): FrameLog {
-    this.log ??= new FrameLog(this.path, (g) => this.node.lostHistory(this, g));
+    this.log ??= new FrameLog(
+      this.path,
+      (g) => this.node.lostHistory(this, g),
+      () => this.node.recorded(this),
+    );
     return this.log;
   }
 
   /**
-   * After a write transaction ended on `conn` (its writer still holds the write lock): records the
-   * new frames, tells the node's listeners, ends the generation when the WAL has grown large.
+   * After a write transaction ended on `conn` (its writer still holds the write lock): notes the
+   * commit for the frame log, which records it and tells the node's listeners by the end of the
+   * turn; ends the generation when the WAL has grown large.
    */
   afterWrite(conn: EngineConnection): void {
     this.node.afterWrite(this, conn);
@@ -136,8 +143,9 @@ export class HostedDatabase {
     return this.log !== undefined;
   }
 
-  /** Closes the descriptors the frame log keeps between commits. */
+  /** Records what the frame log has noted, then closes the descriptors it keeps between commits. */
   closeFrameLog(): void {
+    this.log?.settle();
     this.log?.closeFiles();
   }
 

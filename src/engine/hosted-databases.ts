@@ -30,6 +30,8 @@ export class HostedDatabases {
   private readonly lostListeners: Array<(path: string, generation: number) => void> = [];
   private readonly pool: ConnectionPool;
   private readonly node: HostingNode;
+  /** Databases with commits their frame logs haven't recorded yet, recorded at the turn's end. */
+  private readonly unsettled = new Set<HostedDatabase>();
 
   constructor(
     opts: Omit<PoolOptions, "beforeLastClose">,
@@ -47,6 +49,7 @@ export class HostedDatabases {
       hold: (db: HostedDatabase) => pool.hold(db),
       retire: (db: HostedDatabase) => pool.retire(db),
       afterWrite: (db: HostedDatabase, conn: EngineConnection) => this.afterWrite(db, conn),
+      recorded: (db: HostedDatabase) => this.recorded(db),
       lostHistory: (db: HostedDatabase, generation: number) => {
         for (const l of this.lostListeners) l(db.path, generation);
       },
@@ -132,13 +135,42 @@ export class HostedDatabases {
     return db.frameLog.rollover(() => conn.checkpoint());
   }
 
+  /**
+   * A write transaction ended on `conn`. Its commit is noted, not recorded: under load, a turn of
+   * the event loop commits many times, and one wal-index read and one line then record them all
+   * (see FrameLog.noteCommit). The generation ends at the first commit after the log counted
+   * enough frames, while that writer holds the lock.
+   */
   private afterWrite(db: HostedDatabase, conn: EngineConnection): void {
     const log = db.frameLog;
-    if (log.afterCommit() > 0) {
-      const event = { path: db.path, ...log.position(), at: Date.now(), followed: db.followed };
-      for (const l of this.listeners) l(event);
+    log.noteCommit();
+    if (log.recordedPending > ROLLOVER_FRAMES && !db.exporting) {
+      this.rollover(db, conn);
+      return;
     }
-    if (log.pending > ROLLOVER_FRAMES && !db.exporting) this.rollover(db, conn);
+    if (this.unsettled.size === 0) setImmediate(() => this.settleAll());
+    this.unsettled.add(db);
+  }
+
+  /** Records every commit noted this turn. */
+  private settleAll(): void {
+    const dbs = [...this.unsettled];
+    this.unsettled.clear();
+    for (const db of dbs) {
+      // A removed database's log is gone with its files; a dropped one is replaced by its next use.
+      if (db.removed || !db.hasFrameLog) continue;
+      try {
+        db.frameLog.settle();
+      } catch {
+        // Left noted (see FrameLog.settle): whoever reads the log next records it, or hears why not.
+      }
+    }
+  }
+
+  /** A frame log recorded commits that added frames: tell the listeners its new position. */
+  private recorded(db: HostedDatabase): void {
+    const event = { path: db.path, ...db.frameLog.position(), at: Date.now(), followed: db.followed };
+    for (const l of this.listeners) l(event);
   }
 
   private beforeLastClose(db: HostedDatabase, conn: EngineConnection): void {

@@ -9,6 +9,7 @@ import {
   type MetricValue,
   Registry,
 } from "prom-client";
+import { type CounterSeries, type HistogramSeries, HotCounter, HotHistogram } from "./hot-metrics.js";
 import { statementKind } from "./statement-kind.js";
 
 /** Seconds: from a point query served from memory to a slow transaction or a big export. */
@@ -36,10 +37,10 @@ export interface MetricsSettings {
 }
 
 interface StatementSeries {
-  count: Counter.Internal;
-  seconds: Histogram.Internal<string>;
-  read: Counter.Internal;
-  written: Counter.Internal;
+  count: CounterSeries;
+  seconds: HistogramSeries;
+  read: CounterSeries;
+  written: CounterSeries;
 }
 
 /** A statement as the usage meter saw it run. */
@@ -67,23 +68,20 @@ export class ShoalMetrics {
   private readonly remoteSources: Array<() => Promise<unknown[][]>> = [];
   private readonly apiRequests: Counter<"method" | "route" | "status">;
   private readonly apiSeconds: Histogram<"method" | "route">;
-  private readonly dataRequests: Counter<"transport" | "endpoint" | "status">;
-  private readonly dataSeconds: Histogram<"transport" | "endpoint">;
-  private readonly statements: Counter<string>;
-  private readonly statementSeconds: Histogram<"kind">;
-  private readonly rowsRead: Counter<string>;
-  private readonly rowsWritten: Counter<string>;
+  private readonly dataRequests: HotCounter;
+  private readonly dataSeconds: HotHistogram;
+  private readonly statements: HotCounter;
+  private readonly statementSeconds: HotHistogram;
+  private readonly rowsRead: HotCounter;
+  private readonly rowsWritten: HotCounter;
   private readonly lagSeconds: Histogram<"location">;
   private readonly sockets: Gauge;
   /**
-   * Series of the hot paths by their label values. prom-client hashes a label object on every
-   * call; a statement used to pay that four times. These series are never reset or removed.
+   * Series of the hot paths by their label values (see hot-metrics.ts), found by one string key.
+   * These series are never removed.
    */
   private readonly perStatement = new Map<string, StatementSeries>();
-  private readonly perRequest = new Map<
-    string,
-    { count: Counter.Internal; seconds: Histogram.Internal<string> }
-  >();
+  private readonly perRequest = new Map<string, { count: CounterSeries; seconds: HistogramSeries }>();
   private readonly shardEnds: Counter<"reason">;
   private readonly historyLost: Counter;
 
@@ -103,39 +101,39 @@ export class ShoalMetrics {
       buckets: LATENCY_BUCKETS,
       registers,
     });
-    this.dataRequests = new Counter({
+    this.dataRequests = new HotCounter({
       name: "shoal_dataplane_requests_total",
       help: "Data-plane requests answered: HTTP by endpoint and status code, WebSocket by Hrana request type and ok/error.",
       labelNames: ["transport", "endpoint", "status"],
       registers,
     });
-    this.dataSeconds = new Histogram({
+    this.dataSeconds = new HotHistogram({
       name: "shoal_dataplane_request_duration_seconds",
       help: "Time to answer a data-plane request, by transport and endpoint.",
       labelNames: ["transport", "endpoint"],
       buckets: LATENCY_BUCKETS,
       registers,
     });
-    this.statements = new Counter({
+    this.statements = new HotCounter({
       name: "shoal_statements_total",
       help: "SQL statements run for clients, by kind (first keyword).",
       labelNames: ["kind", ...db],
       registers,
     });
-    this.statementSeconds = new Histogram({
+    this.statementSeconds = new HotHistogram({
       name: "shoal_statement_duration_seconds",
       help: "Time the engine took to run one statement, by kind.",
       labelNames: ["kind"],
       buckets: LATENCY_BUCKETS,
       registers,
     });
-    this.rowsRead = new Counter({
+    this.rowsRead = new HotCounter({
       name: "shoal_rows_read_total",
       help: "Rows read by client statements (as billed).",
       labelNames: db,
       registers,
     });
-    this.rowsWritten = new Counter({
+    this.rowsWritten = new HotCounter({
       name: "shoal_rows_written_total",
       help: "Rows written by client statements (as billed).",
       labelNames: db,
@@ -181,7 +179,7 @@ export class ShoalMetrics {
       };
       this.perRequest.set(key, series);
     }
-    series.count.inc();
+    series.count.value++;
     series.seconds.observe(seconds);
   }
 
@@ -195,7 +193,7 @@ export class ShoalMetrics {
     const key = this.settings.perDatabase ? `${kind} ${s.dbId}` : kind;
     let series = this.perStatement.get(key);
     if (!series) {
-      const db = this.settings.perDatabase ? { database: s.dbId } : {};
+      const db: Record<string, string> = this.settings.perDatabase ? { database: s.dbId } : {};
       series = {
         count: this.statements.labels({ kind, ...db }),
         seconds: this.statementSeconds.labels({ kind }),
@@ -204,10 +202,10 @@ export class ShoalMetrics {
       };
       this.perStatement.set(key, series);
     }
-    series.count.inc();
+    series.count.value++;
     series.seconds.observe(s.ms / 1000);
-    if (s.rowsRead > 0) series.read.inc(s.rowsRead);
-    if (s.rowsWritten > 0) series.written.inc(s.rowsWritten);
+    series.read.value += s.rowsRead;
+    series.written.value += s.rowsWritten;
   }
 
   /** A primary's generation ended behind the frame log's back (see HostedDatabases.onLostHistory). */

@@ -129,4 +129,29 @@ describe("the frame log", () => {
     expect(log.read(1, 1, 10).kind).toBe("gone");
     expect(log.read(2, 1, 10).kind).toBe("frames");
   });
+
+  it("records noted commits as one line at the newest one's time, before anything reads the log", () => {
+    let told = 0;
+    const log = new FrameLog(file, undefined, () => told++);
+    log.afterCommit(500); // CREATE TABLE
+    db.exec("INSERT INTO t VALUES ('a')");
+    log.noteCommit(1000);
+    db.exec("INSERT INTO t VALUES ('b')");
+    log.noteCommit(2000);
+    expect(told).toBe(0);
+    // Any reader records them first: here the commit times a point-in-time restore reads.
+    const all = log.commits(1);
+    expect(all.map((c) => c.at)).toEqual([500, 2000]);
+    expect(all.at(-1)!.frames).toBe(log.position().frame);
+    expect(told).toBe(1);
+    // Nothing noted since: settling again records nothing and tells nobody.
+    expect(log.settle()).toBe(0);
+    expect(told).toBe(1);
+    // A rollover records what was noted before archiving the generation's commit times with it.
+    db.exec("INSERT INTO t VALUES ('c')");
+    log.noteCommit(3000);
+    expect(log.rollover(checkpoint, 3500)).toBe(true);
+    expect(log.commits(1).map((c) => c.at)).toEqual([500, 2000, 3000]);
+    expect(told).toBe(2);
+  });
 });

@@ -1,9 +1,10 @@
-import { readdirSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import Database from "libsql";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { frameLogFolder } from "../../src/engine/frame-log.js";
 import { HostedDatabases } from "../../src/engine/hosted-databases.js";
 import { InstanceFiles } from "../../src/engine/instance-files.js";
 
@@ -35,6 +36,8 @@ describe("hosted databases and the connection pool", () => {
     other.close();
     c.exec("INSERT INTO t VALUES (1)");
     pool.at(p).afterWrite(c);
+    // Commits are recorded at the end of the turn (see FrameLog.noteCommit): that is when it shows.
+    await new Promise((r) => setImmediate(r));
     expect(lost).toEqual([[p, 1]]);
     pool.at(p).checkin(c);
     await pool.closeAll();
@@ -173,19 +176,40 @@ describe("hosted databases and the connection pool", () => {
     await hosted.closeAll();
   });
 
-  it("tells commit listeners about each write that added frames, with its position", async () => {
+  it("records a turn's commits together at its end, telling commit listeners the position once", async () => {
     const hosted = new HostedDatabases({ maxOpen: 10, synchronous: "NORMAL" }, files);
     const seen: Array<{ path: string; frame: number }> = [];
     hosted.onCommit((e) => seen.push({ path: e.path, frame: e.frame }));
     const db = hosted.of("loc", ids[2]!);
+    const commitsFile = path.join(frameLogFolder(db.path), "current.commits");
+    const lines = () =>
+      existsSync(commitsFile) ? readFileSync(commitsFile, "utf8").split("\n").filter(Boolean) : [];
     const conn = db.checkout();
     conn.configure({ queryOnly: false, maxPageCount: 0 });
     conn.exec("CREATE TABLE t (x)");
     db.afterWrite(conn);
+    for (let i = 0; i < 3; i++) {
+      conn.exec(`INSERT INTO t VALUES (${i})`);
+      db.afterWrite(conn);
+    }
     conn.exec("SELECT 1");
     db.afterWrite(conn);
+    expect(seen).toEqual([]);
+    expect(lines()).toEqual([]);
+    await new Promise((r) => setImmediate(r));
+    const first = db.frameLog.position().frame;
+    expect(first).toBeGreaterThanOrEqual(4);
+    expect(seen).toEqual([{ path: db.path, frame: first }]);
+    expect(lines()).toHaveLength(1);
+    // A reader doesn't wait for the turn's end: it sees the commit made just before it.
+    conn.exec("INSERT INTO t VALUES (9)");
+    db.afterWrite(conn);
+    expect(db.frameLog.position().frame).toBeGreaterThan(first);
+    expect(seen).toHaveLength(2);
+    expect(lines()).toHaveLength(2);
+    await new Promise((r) => setImmediate(r));
+    expect(seen).toHaveLength(2);
     db.checkin(conn);
-    expect(seen).toEqual([{ path: db.path, frame: db.frameLog.position().frame }]);
     await hosted.closeAll();
   });
 });
