@@ -55,6 +55,8 @@ export class UsageTally implements UsageRecorder {
   /** The UTC day counts go to, and when it ends: computed once a day, not at every statement. */
   private day = "";
   private dayEnds = 0;
+  /** Today's counts of each database seen today, found by its id alone (see `record`). */
+  private todays = new Map<string, { key: string; usage: UsageDelta }>();
 
   constructor(private readonly clock: Clock) {}
 
@@ -64,6 +66,7 @@ export class UsageTally implements UsageRecorder {
     // A clock moved back (tests set it) starts the day again too.
     if (now >= this.dayEnds || now < this.dayEnds - 86_400_000) {
       this.day = new Date(now).toISOString().slice(0, 10);
+      this.todays = new Map();
       this.dayEnds = Date.parse(`${this.day}T00:00:00.000Z`) + 86_400_000;
     }
     return this.day;
@@ -79,12 +82,19 @@ export class UsageTally implements UsageRecorder {
     // Listeners (metrics) take only the statement's kind from its text, never the text itself.
     for (const fn of this.statementListeners) fn({ dbId: db.id, sql: statement, rowsRead, rowsWritten, ms });
     const day = this.today();
-    const key = `${db.id}|${day}`;
-    let u = this.usage.get(key);
-    if (!u) {
-      u = { dbId: db.id, orgId: db.orgId, day, rowsRead: 0, rowsWritten: 0, queries: 0 };
-      this.usage.set(key, u);
+    // By id, not by a `<db>|<day>` key built (and hashed) for every statement.
+    let today = this.todays.get(db.id);
+    if (!today) {
+      const key = `${db.id}|${day}`;
+      let usage = this.usage.get(key);
+      if (!usage) {
+        usage = { dbId: db.id, orgId: db.orgId, day, rowsRead: 0, rowsWritten: 0, queries: 0 };
+        this.usage.set(key, usage);
+      }
+      today = { key, usage };
+      this.todays.set(db.id, today);
     }
+    const { key, usage: u } = today;
     u.rowsRead += rowsRead;
     u.rowsWritten += rowsWritten;
     u.queries += 1;
@@ -126,6 +136,7 @@ export class UsageTally implements UsageRecorder {
       written: [...this.written],
     };
     this.usage = new Map();
+    this.todays = new Map();
     this.queries = new Map();
     this.pendingQueries = 0;
     this.written = new Map();
