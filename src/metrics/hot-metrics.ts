@@ -27,17 +27,46 @@ interface FamilyJson {
   values: Array<{ labels: Record<string, string | number>; value: number; metricName?: string }>;
 }
 
-const register = (family: Family, metric: { labels(labels: Labels): unknown }) => {
-  for (const r of family.registers) r.registerMetric(metric as unknown as Metric);
-  if (family.labelNames.length === 0) metric.labels({});
-};
+/** What both kinds share: a name, and series by label values, each made once by `create`. */
+abstract class HotFamily<S> {
+  abstract readonly type: FamilyJson["type"];
+  readonly aggregator = "sum";
+  readonly name: string;
+  readonly help: string;
+  private readonly labelNames: readonly string[];
+  protected readonly series = new Map<string, { labels: Labels; counts: S }>();
 
-/** A series' key: its label values in the family's order; labels it doesn't have are a bug. */
-function keyOf(family: readonly string[], labels: Labels): string {
-  const names = Object.keys(labels);
-  if (names.length !== family.length || names.some((n) => !family.includes(n)))
-    throw new Error(`labels ${names.join(",")} don't match ${family.join(",")}`);
-  return family.map((n) => labels[n]).join("\u0000");
+  constructor(
+    family: Family,
+    private readonly create: () => S,
+  ) {
+    this.name = family.name;
+    this.help = family.help;
+    this.labelNames = family.labelNames;
+    for (const r of family.registers) r.registerMetric(this as unknown as Metric);
+    if (this.labelNames.length === 0) this.labels({});
+  }
+
+  /** The series of `labels`, created empty; keep it rather than asking again on a hot path. */
+  labels(labels: Labels): S {
+    const names = Object.keys(labels);
+    if (names.length !== this.labelNames.length || names.some((n) => !this.labelNames.includes(n)))
+      throw new Error(`labels ${names.join(",")} don't match ${this.labelNames.join(",")}`);
+    const key = this.labelNames.map((n) => labels[n]).join("\u0000");
+    let s = this.series.get(key);
+    if (!s) {
+      s = { labels, counts: this.create() };
+      this.series.set(key, s);
+    }
+    return s.counts;
+  }
+
+  async get(): Promise<FamilyJson> {
+    const { name, help, type, aggregator } = this;
+    return { name, help, type, aggregator, values: this.values() };
+  }
+
+  protected abstract values(): FamilyJson["values"];
 }
 
 /** One series of a counter: add to `value`. */
@@ -45,40 +74,15 @@ export interface CounterSeries {
   value: number;
 }
 
-export class HotCounter {
+export class HotCounter extends HotFamily<CounterSeries> {
   readonly type = "counter";
-  readonly aggregator = "sum";
-  readonly name: string;
-  readonly help: string;
-  private readonly labelNames: readonly string[];
-  private readonly series = new Map<string, { labels: Labels; counts: CounterSeries }>();
 
   constructor(family: Family) {
-    this.name = family.name;
-    this.help = family.help;
-    this.labelNames = family.labelNames;
-    register(family, this);
+    super(family, () => ({ value: 0 }));
   }
 
-  /** The series of `labels`, created at 0; keep it rather than asking again on a hot path. */
-  labels(labels: Labels): CounterSeries {
-    const key = keyOf(this.labelNames, labels);
-    let s = this.series.get(key);
-    if (!s) {
-      s = { labels, counts: { value: 0 } };
-      this.series.set(key, s);
-    }
-    return s.counts;
-  }
-
-  async get(): Promise<FamilyJson> {
-    return {
-      name: this.name,
-      help: this.help,
-      type: this.type,
-      aggregator: this.aggregator,
-      values: [...this.series.values()].map((s) => ({ labels: { ...s.labels }, value: s.counts.value })),
-    };
+  protected values(): FamilyJson["values"] {
+    return [...this.series.values()].map((s) => ({ labels: { ...s.labels }, value: s.counts.value }));
   }
 
   reset(): void {
@@ -111,56 +115,31 @@ class BucketCounts implements HistogramSeries {
   }
 }
 
-export class HotHistogram {
+export class HotHistogram extends HotFamily<BucketCounts> {
   readonly type = "histogram";
-  readonly aggregator = "sum";
-  readonly name: string;
-  readonly help: string;
-  private readonly labelNames: readonly string[];
   private readonly buckets: readonly number[];
-  private readonly series = new Map<string, { labels: Labels; counts: BucketCounts }>();
 
   constructor(family: Family & { buckets: readonly number[] }) {
-    this.name = family.name;
-    this.help = family.help;
-    this.labelNames = family.labelNames;
-    this.buckets = [...family.buckets].sort((a, b) => a - b);
-    register(family, this);
-  }
-
-  /** The series of `labels`, created empty; keep it rather than asking again on a hot path. */
-  labels(labels: Labels): HistogramSeries {
-    const key = keyOf(this.labelNames, labels);
-    let s = this.series.get(key);
-    if (!s) {
-      s = { labels, counts: new BucketCounts(this.buckets) };
-      this.series.set(key, s);
-    }
-    return s.counts;
+    const buckets = [...family.buckets].sort((a, b) => a - b);
+    super(family, () => new BucketCounts(buckets));
+    this.buckets = buckets;
   }
 
   /** As prom-client reports a histogram: cumulative `_bucket`s by `le`, then `_sum` and `_count`. */
-  async get(): Promise<FamilyJson> {
+  protected values(): FamilyJson["values"] {
     const values: FamilyJson["values"] = [];
+    const bucket = `${this.name}_bucket`;
     for (const { labels, counts } of this.series.values()) {
       let cumulative = 0;
       this.buckets.forEach((bound, i) => {
         cumulative += counts.counts[i]!;
-        values.push({
-          labels: { ...labels, le: bound },
-          value: cumulative,
-          metricName: `${this.name}_bucket`,
-        });
+        values.push({ labels: { ...labels, le: bound }, value: cumulative, metricName: bucket });
       });
-      values.push({
-        labels: { ...labels, le: "+Inf" },
-        value: counts.count,
-        metricName: `${this.name}_bucket`,
-      });
+      values.push({ labels: { ...labels, le: "+Inf" }, value: counts.count, metricName: bucket });
       values.push({ labels: { ...labels }, value: counts.sum, metricName: `${this.name}_sum` });
       values.push({ labels: { ...labels }, value: counts.count, metricName: `${this.name}_count` });
     }
-    return { name: this.name, help: this.help, type: this.type, aggregator: this.aggregator, values };
+    return values;
   }
 
   reset(): void {
