@@ -198,7 +198,8 @@ export class HranaHttp {
       let slice = performance.now();
       for (const r of requests) {
         try {
-          results.push({ type: "ok", response: await dispatch(stream, r, budget) });
+          const response = dispatch(stream, r, budget);
+          results.push({ type: "ok", response: response instanceof Promise ? await response : response });
         } catch (e) {
           if (!(e instanceof HranaError)) throw e;
           results.push({ type: "error", error: e.toJSON() });
