@@ -7,23 +7,50 @@ export interface CommitTime {
   at: number;
 }
 
+/** How long recorded commit times may wait in memory before they are written out. */
+export const COMMIT_TIMES_FLUSH_MS = 50;
+
 /**
  * The commit times of a frame log's generations, a file each in the log's folder: one line
  * `<frames> <ms>` per recorded commit. The current generation's file stays open between commits.
+ *
+ * Lines are written out at most every COMMIT_TIMES_FLUSH_MS, not as they come: under a stream of
+ * single-row inserts, an appending write per event-loop turn cost about as much as the insert's
+ * own WAL write. Every reader of the file, and closing it, writes what waits first, so only a
+ * process crash can lose lines (those of its last few milliseconds). The frames they stood for
+ * survive in the WAL and are recorded with the next commit, at its time.
  */
 export class CommitTimes {
   private fd: number | undefined;
+  private waiting = "";
+  private timer: NodeJS.Timeout | undefined;
 
   constructor(private readonly dir: string) {}
 
-  /** Adds a line to the current generation's file. */
+  /** Adds a line to the current generation's file, written out within COMMIT_TIMES_FLUSH_MS. */
   append(frames: number, at: number): void {
-    this.fd ??= openSync(this.file(), "a");
-    writeSync(this.fd, `${frames} ${at}\n`);
+    this.waiting += `${frames} ${at}\n`;
+    this.timer ??= setTimeout(() => this.flushLater(), COMMIT_TIMES_FLUSH_MS).unref();
   }
 
-  /** Closes the current file's descriptor; the next `append` opens it again. */
+  /** Writes the lines waiting in memory to the current generation's file. */
+  flush(): void {
+    clearTimeout(this.timer);
+    this.timer = undefined;
+    if (this.waiting === "") return;
+    this.fd ??= openSync(this.file(), "a");
+    writeSync(this.fd, this.waiting);
+    this.waiting = "";
+  }
+
+  /** Writes what waits and closes the current file's descriptor; the next write opens it again. */
   close(): void {
+    try {
+      this.flush();
+    } catch {
+      // A file that can't take its lines: those commits lose their times, never their frames.
+      this.waiting = "";
+    }
     if (this.fd === undefined) return;
     closeSync(this.fd);
     this.fd = undefined;
@@ -37,6 +64,7 @@ export class CommitTimes {
 
   /** Forgets the current generation's times (its frames were lost or replaced). */
   dropCurrent(): void {
+    this.waiting = "";
     this.close();
     rmSync(this.file(), { force: true });
   }
@@ -48,6 +76,7 @@ export class CommitTimes {
 
   /** The times of the current generation (`generation` undefined) or an archived one, oldest first. */
   read(generation?: number): CommitTime[] {
+    if (generation === undefined) this.flush();
     const file = this.file(generation);
     if (!existsSync(file)) return [];
     return readFileSync(file, "utf8")
@@ -57,6 +86,15 @@ export class CommitTimes {
         const [frames, at] = line.split(" ");
         return { frames: Number(frames), at: Number(at) };
       });
+  }
+
+  private flushLater(): void {
+    this.timer = undefined;
+    try {
+      this.flush();
+    } catch {
+      // Kept in memory: the next line, reader or close tries again.
+    }
   }
 
   private file(generation?: number): string {

@@ -1,6 +1,7 @@
-import { closeSync, openSync, readSync, renameSync, rmSync, writeFileSync } from "node:fs";
+import { renameSync, rmSync } from "node:fs";
 import path from "node:path";
 import { type CommitTime, CommitTimes } from "./commit-times.js";
+import { ArchiveCopy, archiveFrames, readArchive } from "./frame-archive.js";
 import { loadMeta, type Meta, saveMeta } from "./frame-log-meta.js";
 import {
   advanceBase,
@@ -10,7 +11,7 @@ import {
   keepStagedBase,
   stageBase,
 } from "./history.js";
-import { FRAME_BYTES, readWalFrames, scanWal, type WalScan } from "./wal.js";
+import { readWalFrames, scanWal, type WalScan } from "./wal.js";
 import { WalIndex } from "./wal-index.js";
 
 /** A run of frames of one generation and where it starts in the replication index. */
@@ -68,6 +69,8 @@ export class FrameLog {
   private readonly times: CommitTimes;
   /** When the newest commit not yet recorded was made (see `noteCommit`); undefined when none is. */
   private unrecordedAt: number | undefined;
+  /** The current generation's frames being copied towards its archive (see `prepareRollover`). */
+  private copy: ArchiveCopy | undefined;
 
   constructor(
     readonly dbPath: string,
@@ -81,6 +84,7 @@ export class FrameLog {
     this.walIndex = new WalIndex(`${dbPath}-shm`);
     this.times = new CommitTimes(this.dir);
     this.meta = loadMeta(this.dir);
+    ArchiveCopy.sweep(this.dir);
     this.refresh();
     this.notified = Math.min(this.committed, this.commits(this.meta.generation).at(-1)?.frames ?? 0);
   }
@@ -174,6 +178,20 @@ export class FrameLog {
   closeFiles(): void {
     this.walIndex.close();
     this.times.close();
+    this.copy?.drop();
+    this.copy = undefined;
+  }
+
+  /** Starts copying the generation's frames towards its archive in the background, once (see frame-archive.ts). */
+  prepareRollover(): void {
+    if (this.copy?.generation === this.meta.generation) return;
+    this.copy?.drop();
+    this.copy = ArchiveCopy.start(this.walPath, this.dir, this.meta.generation, this.committed);
+  }
+
+  /** Whether the background copy of the current generation is done (see `prepareRollover`). */
+  get rolloverPrepared(): boolean {
+    return this.copy?.readyFor(this.meta.generation, this.committed) ?? false;
   }
 
   /** The generations whose frames exist, for rebuilding past states (point-in-time restores). */
@@ -224,14 +242,7 @@ export class FrameLog {
     const archived = this.meta.archived.find((a) => a.generation === generation);
     if (!archived) return { kind: generation < latest ? "gone" : "past-end", latest };
     if (start > archived.frames) return { kind: "past-end", latest };
-    const stop = Math.min(end, archived.frames + 1);
-    const data = Buffer.alloc((stop - start) * FRAME_BYTES);
-    const fd = openSync(this.file("frames", generation), "r");
-    try {
-      readSync(fd, data, 0, data.length, (start - 1) * FRAME_BYTES);
-    } finally {
-      closeSync(fd);
-    }
+    const data = readArchive(this.file("frames", generation), start, Math.min(end, archived.frames + 1));
     return { kind: "frames", data };
   }
 
@@ -246,8 +257,8 @@ export class FrameLog {
     const g = this.meta.generation;
     const frames = this.committed;
     if (frames === 0) return true;
-    const tmp = `${this.file("frames", g)}.tmp`;
-    writeFileSync(tmp, readWalFrames(this.walPath, 1, frames + 1));
+    const tmp = archiveFrames(this.copy, this.walPath, g, frames, `${this.file("frames", g)}.tmp`);
+    this.copy = undefined;
     // The file is still generation g's starting image: the last moment to keep it for history.
     let staged: string | undefined;
     try {

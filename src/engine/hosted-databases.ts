@@ -15,8 +15,13 @@ export interface CommitEvent {
   followed: boolean;
 }
 
-/** Frames in the current generation beyond which the next commit ends it with a checkpoint. */
+/**
+ * Frames in the current generation beyond which its frames are copied towards their archive in
+ * the background; the first commit after that copy is done ends the generation with a checkpoint.
+ */
 const ROLLOVER_FRAMES = 4000;
+/** Frames beyond which the next commit ends the generation even if that copy isn't done. */
+const ROLLOVER_FRAMES_AT_MOST = 4 * ROLLOVER_FRAMES;
 
 /**
  * The databases this node runs, one HostedDatabase per file, created on first use; the budget of
@@ -138,15 +143,19 @@ export class HostedDatabases {
   /**
    * A write transaction ended on `conn`. Its commit is noted, not recorded: under load, a turn of
    * the event loop commits many times, and one wal-index read and one line then record them all
-   * (see FrameLog.noteCommit). The generation ends at the first commit after the log counted
-   * enough frames, while that writer holds the lock.
+   * (see FrameLog.noteCommit). Once the log counted enough frames, they are copied towards their
+   * archive in the background, and the generation ends at the first commit after that copy is
+   * done, while that writer holds the lock.
    */
   private afterWrite(db: HostedDatabase, conn: EngineConnection): void {
     const log = db.frameLog;
     log.noteCommit();
     if (log.recordedPending > ROLLOVER_FRAMES && !db.exporting) {
-      this.rollover(db, conn);
-      return;
+      if (log.rolloverPrepared || log.recordedPending > ROLLOVER_FRAMES_AT_MOST) {
+        this.rollover(db, conn);
+        return;
+      }
+      log.prepareRollover();
     }
     if (this.unsettled.size === 0) setImmediate(() => this.settleAll());
     this.unsettled.add(db);

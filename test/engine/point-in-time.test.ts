@@ -128,6 +128,7 @@ describe("point-in-time restore from the frame log", () => {
   it("records the commit a reopened log finds in the WAL, so it can be restored to", () => {
     insert("a", 2000);
     db.exec("INSERT INTO t VALUES ('b')");
+    log.closeFiles();
     log = new FrameLog(file);
     expect(log.afterCommit(3000)).toBeGreaterThan(0);
     expect(log.commits(1).map((c) => c.at)).toEqual([1000, 2000, 3000]);
