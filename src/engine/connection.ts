@@ -346,11 +346,12 @@ export class EngineConnection {
   }
 
   /**
-   * Moves every WAL frame into the database file and empties the WAL (TRUNCATE). False when a
-   * reader on an older snapshot kept it from completing.
+   * Moves every WAL frame into the database file. RESTART then lets the next write start the WAL
+   * over from its beginning; TRUNCATE also empties the file now. False when a reader on an older
+   * snapshot (or a writer) kept it from completing.
    */
-  checkpoint(): boolean {
-    const stmt = this.db.prepare("PRAGMA wal_checkpoint(TRUNCATE)").raw(true);
+  checkpoint(mode: "RESTART" | "TRUNCATE"): boolean {
+    const stmt = this.db.prepare(`PRAGMA wal_checkpoint(${mode})`).raw(true);
     this.garbage.push(stmt);
     const [busy, log, done] = stmt.get() as number[];
     return busy === 0 && (log === done || log === -1 || log === 0);

@@ -1,6 +1,11 @@
 import { mkdirSync, readFileSync, renameSync, writeFileSync } from "node:fs";
 import path from "node:path";
 
+/** The folder of a primary's frame log: archives, commit times, its starting image, the schema journal. */
+export function frameLogFolder(dbPath: string): string {
+  return `${dbPath}.log`;
+}
+
 /** One finished generation whose frames are kept for replicas still reading it. */
 export interface Archived {
   generation: number;
@@ -15,7 +20,14 @@ export interface Meta {
   /** Current generation, from 1: it started at the last checkpoint. */
   generation: number;
   /** Salts of the WAL cycle holding the current generation's frames, once it has any. */
-  salts?: { salt1: number; salt2: number };
+  salts?: WalSalts;
+  /**
+   * The WAL cycle the last generation ended in, until the current one has frames of its own. A
+   * generation ends with a RESTART checkpoint, which leaves that cycle's frames in the WAL (all
+   * of them already in the database file) until the next write starts a new cycle over them:
+   * frames with these salts belong to no current generation.
+   */
+  retired?: WalSalts & { frames: number };
   /** Frames of every earlier generation together: the replication index counts across generations. */
   baseIndex: number;
   archived: Archived[];
@@ -23,14 +35,34 @@ export interface Meta {
   lost: number[];
 }
 
-/** The log's state from `dir`, or a first generation's when it has none yet. */
-export function loadMeta(dir: string): Meta {
-  mkdirSync(dir, { recursive: true });
+export interface WalSalts {
+  salt1: number;
+  salt2: number;
+}
+
+export function sameSalts(a: WalSalts, b: WalSalts): boolean {
+  return a.salt1 === b.salt1 && a.salt2 === b.salt2;
+}
+
+/** The log's state from `dir`, or undefined when it has none (nothing is created). */
+export function peekMeta(dir: string): Meta | undefined {
   try {
     return JSON.parse(readFileSync(path.join(dir, "meta.json"), "utf8")) as Meta;
   } catch {
-    return { generation: 1, baseIndex: 0, archived: [], lost: [] };
+    return undefined;
   }
+}
+
+/** The log's state from `dir`, or a first generation's when it has none yet. */
+export function loadMeta(dir: string): Meta {
+  mkdirSync(dir, { recursive: true });
+  return peekMeta(dir) ?? { generation: 1, baseIndex: 0, archived: [], lost: [] };
+}
+
+/** `meta` without its retired cycle: the WAL is in the generation's own cycle, or emptied. */
+export function withoutRetired(meta: Meta): Meta {
+  const { retired: _, ...rest } = meta;
+  return rest;
 }
 
 /** Replaces `dir`'s state whole (written aside, then renamed over). */
@@ -39,3 +71,25 @@ export function saveMeta(dir: string, meta: Meta): void {
   writeFileSync(`${file}.tmp`, JSON.stringify(meta));
   renameSync(`${file}.tmp`, file);
 }
+
+/** A run of frames of one generation and where it starts in the replication index. */
+export interface GenerationSpan {
+  generation: number;
+  startIndex: number;
+  frames: number;
+}
+
+export interface FrameHistory {
+  current: GenerationSpan;
+  archived: readonly GenerationSpan[];
+  /** Generations whose frames are gone (a checkpoint Shoal didn't make, a replaced file). */
+  lost: readonly number[];
+  walPath: string;
+}
+
+export type FrameRead =
+  | { kind: "frames"; data: Buffer }
+  /** Nothing at or after `start` in that generation: the client is caught up, or must move on. */
+  | { kind: "past-end"; latest: number }
+  /** The generation's frames are no longer available. */
+  | { kind: "gone"; latest: number };

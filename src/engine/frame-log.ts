@@ -2,7 +2,15 @@ import { renameSync, rmSync } from "node:fs";
 import path from "node:path";
 import { type CommitTime, CommitTimes } from "./commit-times.js";
 import { ArchiveCopy, archiveFrames, readArchive } from "./frame-archive.js";
-import { loadMeta, type Meta, saveMeta } from "./frame-log-meta.js";
+import {
+  type FrameHistory,
+  type FrameRead,
+  frameLogFolder,
+  loadMeta,
+  type Meta,
+  saveMeta,
+  withoutRetired,
+} from "./frame-log-meta.js";
 import {
   advanceBase,
   dropBase,
@@ -11,35 +19,9 @@ import {
   keepStagedBase,
   stageBase,
 } from "./history.js";
+import { retiredCycle } from "./retired-cycle.js";
 import { readWalFrames, scanWal, type WalScan } from "./wal.js";
 import { WalIndex } from "./wal-index.js";
-
-/** A run of frames of one generation and where it starts in the replication index. */
-export interface GenerationSpan {
-  generation: number;
-  startIndex: number;
-  frames: number;
-}
-
-export interface FrameHistory {
-  current: GenerationSpan;
-  archived: readonly GenerationSpan[];
-  /** Generations whose frames are gone (a checkpoint Shoal didn't make, a replaced file). */
-  lost: readonly number[];
-  walPath: string;
-}
-
-export type FrameRead =
-  | { kind: "frames"; data: Buffer }
-  /** Nothing at or after `start` in that generation: the client is caught up, or must move on. */
-  | { kind: "past-end"; latest: number }
-  /** The generation's frames are no longer available. */
-  | { kind: "gone"; latest: number };
-
-/** The folder of a primary's frame log: archives, commit times, its starting image, the schema journal. */
-export function frameLogFolder(dbPath: string): string {
-  return `${dbPath}.log`;
-}
 
 /**
  * The replication log of one primary database, for sync protocol v2.
@@ -247,9 +229,9 @@ export class FrameLog {
   }
 
   /**
-   * Ends the current generation: archives its frames, lets `checkpoint` move them into the database
-   * file and empty the WAL (it must report whether it did), and starts the next generation.
-   * Returns false, changing nothing, when the checkpoint couldn't complete.
+   * Ends the current generation: archives its frames, lets `checkpoint` move them all into the
+   * database file (it must report whether it did; a RESTART checkpoint, see retired-cycle.ts), and
+   * starts the next generation. Returns false, changing nothing, when the checkpoint couldn't complete.
    */
   rollover(checkpoint: () => boolean, now = Date.now()): boolean {
     this.settle();
@@ -276,6 +258,7 @@ export class FrameLog {
     const startedAt = this.meta.archived.find((a) => a.generation === g - 1)?.endedAt ?? null;
     this.closeFiles();
     this.times.archive(g);
+    const salts = this.meta.salts;
     this.meta = {
       generation: g + 1,
       baseIndex: this.meta.baseIndex + frames,
@@ -284,6 +267,7 @@ export class FrameLog {
         { generation: g, frames, startIndex: this.meta.baseIndex, endedAt: now },
       ],
       lost: this.meta.lost,
+      ...(salts ? { retired: { ...salts, frames } } : {}),
     };
     this.committed = 0;
     this.notified = 0;
@@ -297,28 +281,46 @@ export class FrameLog {
   }
 
   /**
-   * The database file is replaced whole (an uploaded database installed over an empty one):
-   * `replace` swaps the files, and the current generation ends as lost, since its frames don't
-   * lead to the new file. Replicas still in it get "gone" and start over from the new file, which
-   * is the next generation's export; history starts again from it too.
+   * The database file is replaced whole by `replace` (an upload installed over an empty one): the
+   * generation ends as lost, replicas in it start over from the new file, and so does history.
    */
   restart(replace: () => void): void {
     this.settle();
     this.refresh();
     replace();
+    this.loseCurrent(this.committed);
+    dropBase(this.dir);
+  }
+
+  /**
+   * Empties a WAL still holding the cycle the last generation ended in (see retired-cycle.ts) with
+   * `truncate`, a TRUNCATE checkpoint on a connection nothing else uses yet; false if it failed.
+   */
+  finishRetiredCycle(truncate: () => boolean): boolean {
+    this.refresh();
+    if (!this.meta.retired) return true;
+    if (!truncate()) return false;
+    this.meta = withoutRetired(this.meta);
+    saveMeta(this.dir, this.meta);
+    return true;
+  }
+
+  /** Ends the current generation as lost (its frames can't be served: replicas in it start over). */
+  private loseCurrent(frames: number, retired?: Meta["retired"]): number {
     const g = this.meta.generation;
     this.meta = {
       generation: g + 1,
-      baseIndex: this.meta.baseIndex + this.committed,
+      baseIndex: this.meta.baseIndex + frames,
       archived: this.meta.archived,
       lost: [...this.meta.lost, g],
+      ...(retired ? { retired } : {}),
     };
     this.committed = 0;
     this.notified = 0;
     this.closeFiles();
     this.times.dropCurrent();
-    dropBase(this.dir);
     saveMeta(this.dir, this.meta);
+    return g;
   }
 
   /** Drops archived generations that ended before `before`, keeping at least the newest `keep`. */
@@ -352,24 +354,24 @@ export class FrameLog {
   private refresh(fromIndex = false): void {
     const scan =
       (fromIndex ? this.indexed() : undefined) ?? scanWal(this.walPath, this.committed, this.meta.salts);
+    const cycle = retiredCycle(scan, this.meta.retired);
+    if (cycle === "continued") {
+      // Writes went on in the retired cycle, which the first connection's truncation prevents
+      // (see retired-cycle.ts): behind the archived frames, they can't be served as a generation.
+      const lost = this.loseCurrent(0, { ...this.meta.retired!, frames: scan!.committed });
+      this.onLost?.(lost);
+    }
+    if (cycle !== "other") {
+      this.committed = 0;
+      return;
+    }
     const salts = scan ? { salt1: scan.header.salt1, salt2: scan.header.salt2 } : undefined;
     const known = this.meta.salts;
     if (known && (!salts || salts.salt1 !== known.salt1 || salts.salt2 !== known.salt2)) {
       // The WAL this generation lived in is gone: its frames past any archive are lost, and the
       // database file now holds a state no earlier export had. Start over in a new generation.
-      const g = this.meta.generation;
-      this.meta = {
-        generation: g + 1,
-        baseIndex: this.meta.baseIndex + this.committed,
-        archived: this.meta.archived,
-        lost: [...this.meta.lost, g],
-      };
-      this.committed = 0;
-      this.notified = 0;
-      this.closeFiles();
-      this.times.dropCurrent();
-      saveMeta(this.dir, this.meta);
-      this.onLost?.(g);
+      const lost = this.loseCurrent(this.committed);
+      this.onLost?.(lost);
     }
     if (!scan || scan.committed === 0) {
       this.committed = 0;
@@ -377,7 +379,7 @@ export class FrameLog {
     }
     this.committed = scan.committed;
     if (!this.meta.salts) {
-      this.meta = { ...this.meta, salts };
+      this.meta = { ...withoutRetired(this.meta), salts };
       saveMeta(this.dir, this.meta);
     }
   }

@@ -20,6 +20,8 @@ export interface HostingNode {
 /** A database's connections as the pool tracks them (pool.ts keeps the budget across databases). */
 export interface ConnectionsOf {
   idle: EngineConnection[];
+  /** Connections open now in this process, idle or checked out. */
+  open: number;
   /** Connections checked out now, plus holds (see `hold`). */
   inUse: number;
   /** Connections opened before this retirement close when returned, instead of going back to idle. */
@@ -36,7 +38,7 @@ export interface ConnectionsOf {
  * Callers hold this object instead of reaching four maps by path.
  */
 export class HostedDatabase {
-  readonly conns: ConnectionsOf = { idle: [], inUse: 0, retiredAt: 0, parked: 0 };
+  readonly conns: ConnectionsOf = { idle: [], open: 0, inUse: 0, retiredAt: 0, parked: 0 };
   /** Whether the node has forgotten this database (its files are gone or going). */
   removed = false;
   /**

@@ -3,6 +3,8 @@ import type { DatabaseKey } from "./encryption/keys.js";
 import { HostedDatabase, type HostingNode } from "./hosted-database.js";
 import type { InstanceFiles } from "./instance-files.js";
 import { ConnectionPool, type PoolOptions, type PoolStats } from "./pool.js";
+import { leftInRetiredCycle } from "./retired-cycle.js";
+import { WalRestartBusyError } from "./sqlite-errors.js";
 
 /** A new committed position of a database, as replication wants to hear about it. */
 export interface CommitEvent {
@@ -39,12 +41,13 @@ export class HostedDatabases {
   private readonly unsettled = new Set<HostedDatabase>();
 
   constructor(
-    opts: Omit<PoolOptions, "beforeLastClose">,
+    opts: Omit<PoolOptions, "beforeLastClose" | "afterFirstOpen">,
     private readonly files: Pick<InstanceFiles, "path" | "remove">,
   ) {
     this.pool = new ConnectionPool({
       ...opts,
       beforeLastClose: (db, conn) => this.beforeLastClose(db, conn),
+      afterFirstOpen: (db, conn) => this.afterFirstOpen(db, conn),
     });
     const pool = this.pool;
     this.node = {
@@ -137,7 +140,7 @@ export class HostedDatabases {
 
   /** Ends `db`'s current generation now; a busy checkpoint (a reader on an old snapshot) waits for later. */
   rollover(db: HostedDatabase, conn: EngineConnection): boolean {
-    return db.frameLog.rollover(() => conn.checkpoint());
+    return db.frameLog.rollover(() => conn.checkpoint("RESTART"));
   }
 
   /**
@@ -180,6 +183,16 @@ export class HostedDatabases {
   private recorded(db: HostedDatabase): void {
     const event = { path: db.path, ...db.frameLog.position(), at: Date.now(), followed: db.followed };
     for (const l of this.listeners) l(event);
+  }
+
+  /**
+   * Before this process uses a database it had nothing open on: a WAL left holding the cycle the
+   * last generation ended in is emptied now, so that writes can't go on in that cycle (see
+   * retired-cycle.ts). Most databases have no WAL or no frame log then: two small reads.
+   */
+  private afterFirstOpen(db: HostedDatabase, conn: EngineConnection): void {
+    if (!leftInRetiredCycle(db.path)) return;
+    if (!db.frameLog.finishRetiredCycle(() => conn.checkpoint("TRUNCATE"))) throw new WalRestartBusyError();
   }
 
   private beforeLastClose(db: HostedDatabase, conn: EngineConnection): void {

@@ -1,5 +1,5 @@
 import { closeSync, fstatSync, openSync, readSync } from "node:fs";
-import type { FrameHistory, GenerationSpan } from "./frame-log.js";
+import type { FrameHistory, GenerationSpan } from "./frame-log-meta.js";
 import { FRAME_BYTES, FRAME_HEADER_BYTES, PAGE_SIZE, WAL_HEADER_BYTES } from "./wal.js";
 
 /** A committed state of a database: its generation, and its position in the replication index. */

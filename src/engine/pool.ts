@@ -20,6 +20,11 @@ export interface PoolOptions {
    * on that close; the frame log makes the checkpoint itself, as a generation boundary).
    */
   beforeLastClose?: (db: HostedDatabase, conn: EngineConnection) => void;
+  /**
+   * Called with a database's first connection in this process before anything runs on it; may
+   * throw to refuse the connection (it is closed).
+   */
+  afterFirstOpen?: (db: HostedDatabase, conn: EngineConnection) => void;
   /** Open connections kept across all databases; idle ones beyond this close, least recently used first. */
   maxOpen: number;
   /** `PRAGMA synchronous` for hosted databases: NORMAL survives a process crash, FULL also power loss. */
@@ -101,6 +106,7 @@ export class ConnectionPool {
       if (this.open >= this.hardLimit) this.closeIdle(this.open - this.hardLimit + 1);
       if (this.open >= this.hardLimit) throw new ConnectionsExhaustedError(this.hardLimit);
       const opened = this.connectWithin(db, key);
+      db.conns.open++;
       this.openedAt.set(opened, ++this.sequence);
       this.open++;
       this.evictBeyondLimit();
@@ -231,6 +237,7 @@ export class ConnectionPool {
     const path = hosted.path;
     if (!existsSync(path)) throw new MissingFileError();
     const db = new Database(path, { fileMustExist: true, ...keyOptions(key) });
+    let conn: EngineConnection | undefined;
     try {
       db.exec("PRAGMA journal_mode = WAL");
       db.exec(`PRAGMA synchronous = ${this.opts.synchronous}`);
@@ -239,11 +246,13 @@ export class ConnectionPool {
       db.exec("PRAGMA busy_timeout = 50");
       // Only the frame log checkpoints: each checkpoint ends a replication generation.
       db.exec("PRAGMA wal_autocheckpoint = 0");
-      const conn = new EngineConnection(path, db, this.limits, hosted.schemaEpoch);
+      conn = new EngineConnection(path, db, this.limits, hosted.schemaEpoch);
       if (key) this.keyChecks.set(conn, key.check);
+      if (hosted.conns.open === 0) this.opts.afterFirstOpen?.(hosted, conn);
       return conn;
     } catch (e) {
-      db.close();
+      if (conn) conn.close();
+      else db.close();
       // The first read is where the engine notices a missing or wrong key.
       throw keyFailure(e, path, key !== undefined) ?? e;
     }
@@ -279,6 +288,7 @@ export class ConnectionPool {
       }
     }
     conn.close();
+    db.conns.open--;
     this.open--;
   }
 }

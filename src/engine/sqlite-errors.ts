@@ -147,3 +147,17 @@ export class ConnectionsExhaustedError extends Error {
     );
   }
 }
+
+/**
+ * A database's WAL still held the cycle its last generation ended in, and the checkpoint that
+ * empties it before a process's first use (see retired-cycle.ts) couldn't complete: another
+ * process was reading it. SQLite's own busy code, as a write waiting on a lock would give.
+ */
+export class WalRestartBusyError extends Error {
+  readonly code = "SQLITE_BUSY";
+  readonly rawCode = 5;
+
+  constructor() {
+    super("database is locked: another process is reading it while it reopens; retry in a moment");
+  }
+}

@@ -31,25 +31,10 @@ export function scanWal(
   knownCommitted = 0,
   knownSalts?: { salt1: number; salt2: number },
 ): WalScan | undefined {
-  let fd: number;
-  try {
-    fd = openSync(walPath, "r");
-  } catch {
-    return undefined;
-  }
-  try {
+  return withWal(walPath, (fd) => {
     const size = fstatSync(fd).size;
-    if (size < WAL_HEADER_BYTES) return undefined;
-    const head = Buffer.alloc(WAL_HEADER_BYTES);
-    readSync(fd, head, 0, WAL_HEADER_BYTES, 0);
-    const magic = head.readUInt32BE(0);
-    if (magic !== 0x377f0682 && magic !== 0x377f0683) return undefined;
-    const header: WalHeader = {
-      pageSize: head.readUInt32BE(8),
-      checkpointSeq: head.readUInt32BE(12),
-      salt1: head.readUInt32BE(16),
-      salt2: head.readUInt32BE(20),
-    };
+    const header = readHeader(fd);
+    if (!header) return undefined;
     const sameCycle =
       knownSalts !== undefined && knownSalts.salt1 === header.salt1 && knownSalts.salt2 === header.salt2;
     let committed = sameCycle ? knownCommitted : 0;
@@ -63,6 +48,41 @@ export function scanWal(
       if (frameHeader.readUInt32BE(4) !== 0) committed = i + 1;
     }
     return { header, committed };
+  });
+}
+
+/** A WAL's header, or undefined when it has none yet (an empty file) or isn't a WAL. */
+function readHeader(fd: number): WalHeader | undefined {
+  const head = Buffer.alloc(WAL_HEADER_BYTES);
+  if (readSync(fd, head, 0, WAL_HEADER_BYTES, 0) < WAL_HEADER_BYTES) return undefined;
+  const magic = head.readUInt32BE(0);
+  if (magic !== 0x377f0682 && magic !== 0x377f0683) return undefined;
+  return {
+    pageSize: head.readUInt32BE(8),
+    checkpointSeq: head.readUInt32BE(12),
+    salt1: head.readUInt32BE(16),
+    salt2: head.readUInt32BE(20),
+  };
+}
+
+/** The salts in a WAL's header: which cycle its frames belong to. Undefined without a header. */
+export function walSalts(walPath: string): { salt1: number; salt2: number } | undefined {
+  return withWal(walPath, (fd) => {
+    const header = readHeader(fd);
+    return header && { salt1: header.salt1, salt2: header.salt2 };
+  });
+}
+
+/** `read` on the WAL opened for reading, or undefined when there is no WAL. */
+function withWal<T>(walPath: string, read: (fd: number) => T | undefined): T | undefined {
+  let fd: number;
+  try {
+    fd = openSync(walPath, "r");
+  } catch {
+    return undefined;
+  }
+  try {
+    return read(fd);
   } finally {
     closeSync(fd);
   }

@@ -1,7 +1,7 @@
 import type { StoreAccess } from "../domain/core/ports.js";
 import type { SchemaQueue } from "../domain/databases/ports.js";
 import type { EngineConnection } from "../engine/connection.js";
-import { frameLogFolder } from "../engine/frame-log.js";
+import { frameLogFolder } from "../engine/frame-log-meta.js";
 import type { HostedDatabases } from "../engine/hosted-databases.js";
 import type { InstanceFiles } from "../engine/instance-files.js";
 import { readSchema, schemaFingerprint } from "../engine/schema-copy.js";

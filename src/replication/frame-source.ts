@@ -3,7 +3,8 @@ import { copyFile } from "node:fs/promises";
 import { Readable } from "node:stream";
 import { pipeline } from "node:stream/promises";
 import type { ReadableStream as WebReadableStream } from "node:stream/web";
-import type { FrameLog, FrameRead } from "../engine/frame-log.js";
+import type { FrameLog } from "../engine/frame-log.js";
+import type { FrameRead } from "../engine/frame-log-meta.js";
 
 /**
  * Where a keyless follower reads its primary from: the three calls of libSQL's sync protocol v2,

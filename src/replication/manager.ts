@@ -2,7 +2,7 @@ import { existsSync } from "node:fs";
 import { type ReplicaPort, ReplicaUnavailableError } from "../domain/core/ports.js";
 import { mintReplicationToken } from "../domain/data-access/db-tokens.js";
 import type { DatabaseKey } from "../engine/encryption/keys.js";
-import { frameLogFolder } from "../engine/frame-log.js";
+import { frameLogFolder } from "../engine/frame-log-meta.js";
 import type { CommitEvent } from "../engine/hosted-databases.js";
 import { isSqliteFailure } from "../engine/sqlite-errors.js";
 import { Throttle } from "../lib/throttle.js";

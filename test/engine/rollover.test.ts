@@ -6,7 +6,7 @@ import type { EngineConnection } from "../../src/engine/connection.js";
 import type { HostedDatabase } from "../../src/engine/hosted-database.js";
 import { HostedDatabases } from "../../src/engine/hosted-databases.js";
 import { InstanceFiles } from "../../src/engine/instance-files.js";
-import { readWalFrames, scanWal } from "../../src/engine/wal.js";
+import { readWalFrames, scanWal, walSalts } from "../../src/engine/wal.js";
 
 // The generation ends past 4,000 frames once their background copy is done, or past 16,000 regardless.
 let dir: string;
@@ -57,10 +57,29 @@ describe("ending a generation", () => {
     const expected = readWalFrames(`${db.path}-wal`, 1, frames + 1);
     db.afterWrite(conn);
     expect(db.frameLog.generation).toBe(2);
-    expect(walFrames()).toBe(0);
+    // A RESTART checkpoint: the frames stay in the WAL, all in the file now, and count for nothing.
+    expect(walFrames()).toBe(frames);
+    expect(db.frameLog.pending).toBe(0);
     const archived = db.frameLog.read(1, 1, frames + 1);
     expect(archived.kind).toBe("frames");
     expect((archived as { data: Buffer }).data.equals(expected)).toBe(true);
+  });
+
+  it("serves the next generation from the WAL started over by its first write", () => {
+    const salts = () => walSalts(`${db.path}-wal`);
+    while (db.frameLog.generation === 1) commit();
+    const retired = salts();
+    expect(db.frameLog.read(2, 1, 100)).toMatchObject({ kind: "past-end" });
+    commit();
+    expect(salts()).not.toEqual(retired);
+    const frames = walFrames();
+    expect(frames).toBeGreaterThan(0);
+    expect(frames).toBeLessThan(100);
+    expect(db.frameLog.pending).toBe(frames);
+    const read = db.frameLog.read(2, 1, frames + 1) as { kind: string; data: Buffer };
+    expect(read.kind).toBe("frames");
+    expect(read.data.equals(readWalFrames(`${db.path}-wal`, 1, frames + 1))).toBe(true);
+    expect(db.frameLog.position()).toMatchObject({ generation: 2, frame: frames });
   });
 
   it("ends it anyway, copying inline, when the WAL grows four times past the mark first", () => {
