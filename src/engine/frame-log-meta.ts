@@ -1,4 +1,4 @@
-import { mkdirSync, readFileSync, renameSync, writeFileSync } from "node:fs";
+import { closeSync, fsyncSync, mkdirSync, openSync, readFileSync, renameSync, writeSync } from "node:fs";
 import path from "node:path";
 
 /** The folder of a primary's frame log: archives, commit times, its starting image, the schema journal. */
@@ -28,6 +28,11 @@ export interface Meta {
    * frames with these salts belong to no current generation.
    */
   retired?: WalSalts & { frames: number };
+  /**
+   * Written, and flushed to disk, just before a rollover's checkpoint and replaced once the
+   * rollover is recorded: found on opening, it means the checkpoint may have changed the file.
+   */
+  retiring?: WalSalts & { frames: number };
   /** Frames of every earlier generation together: the replication index counts across generations. */
   baseIndex: number;
   archived: Archived[];
@@ -65,11 +70,47 @@ export function withoutRetired(meta: Meta): Meta {
   return rest;
 }
 
-/** Replaces `dir`'s state whole (written aside, then renamed over). */
-export function saveMeta(dir: string, meta: Meta): void {
+/** Replaces `dir`'s state whole (written aside, then renamed over; `durable`: flushed to disk). */
+export function saveMeta(dir: string, meta: Meta, durable = false): void {
   const file = path.join(dir, "meta.json");
-  writeFileSync(`${file}.tmp`, JSON.stringify(meta));
+  const fd = openSync(`${file}.tmp`, "w");
+  try {
+    writeSync(fd, JSON.stringify(meta));
+    if (durable) fsyncSync(fd);
+  } finally {
+    closeSync(fd);
+  }
   renameSync(`${file}.tmp`, file);
+  if (!durable) return;
+  const dirFd = openSync(dir, "r");
+  try {
+    fsyncSync(dirFd);
+  } finally {
+    closeSync(dirFd);
+  }
+}
+
+/** The state once the current generation ended with a checkpoint, its `frames` archived. */
+export function rolledOver(meta: Meta, frames: number, now: number): Meta {
+  const g = meta.generation;
+  return {
+    generation: g + 1,
+    baseIndex: meta.baseIndex + frames,
+    archived: [...meta.archived, { generation: g, frames, startIndex: meta.baseIndex, endedAt: now }],
+    lost: meta.lost,
+    ...(meta.salts ? { retired: { ...meta.salts, frames } } : {}),
+  };
+}
+
+/** The state once the current generation ended as lost: its `frames` counted, never served. */
+export function lostGeneration(meta: Meta, frames: number, retired?: Meta["retired"]): Meta {
+  return {
+    generation: meta.generation + 1,
+    baseIndex: meta.baseIndex + frames,
+    archived: meta.archived,
+    lost: [...meta.lost, meta.generation],
+    ...(retired ? { retired } : {}),
+  };
 }
 
 /** A run of frames of one generation and where it starts in the replication index. */

@@ -7,7 +7,9 @@ import {
   type FrameRead,
   frameLogFolder,
   loadMeta,
+  lostGeneration,
   type Meta,
+  rolledOver,
   saveMeta,
   withoutRetired,
 } from "./frame-log-meta.js";
@@ -20,7 +22,7 @@ import {
   stageBase,
 } from "./history.js";
 import { retiredCycle } from "./retired-cycle.js";
-import { readWalFrames, scanWal, type WalScan } from "./wal.js";
+import { readWalFrames, scanWal } from "./wal.js";
 import { WalIndex } from "./wal-index.js";
 
 /**
@@ -249,7 +251,11 @@ export class FrameLog {
       // History is a convenience of replication's log: without an image it starts again later.
       staged = undefined;
     }
+    // From the checkpoint's first write the file is no longer g's start: a process ending before
+    // the log says g ended must find that out (see `abandonRetiring`), even after a power loss.
+    if (this.meta.salts) saveMeta(this.dir, { ...this.meta, retiring: { ...this.meta.salts, frames } }, true);
     if (!checkpoint()) {
+      saveMeta(this.dir, this.meta);
       rmSync(tmp, { force: true });
       dropStagedBase(staged);
       return false;
@@ -258,17 +264,7 @@ export class FrameLog {
     const startedAt = this.meta.archived.find((a) => a.generation === g - 1)?.endedAt ?? null;
     this.closeFiles();
     this.times.archive(g);
-    const salts = this.meta.salts;
-    this.meta = {
-      generation: g + 1,
-      baseIndex: this.meta.baseIndex + frames,
-      archived: [
-        ...this.meta.archived,
-        { generation: g, frames, startIndex: this.meta.baseIndex, endedAt: now },
-      ],
-      lost: this.meta.lost,
-      ...(salts ? { retired: { ...salts, frames } } : {}),
-    };
+    this.meta = rolledOver(this.meta, frames, now);
     this.committed = 0;
     this.notified = 0;
     saveMeta(this.dir, this.meta);
@@ -308,19 +304,28 @@ export class FrameLog {
   /** Ends the current generation as lost (its frames can't be served: replicas in it start over). */
   private loseCurrent(frames: number, retired?: Meta["retired"]): number {
     const g = this.meta.generation;
-    this.meta = {
-      generation: g + 1,
-      baseIndex: this.meta.baseIndex + frames,
-      archived: this.meta.archived,
-      lost: [...this.meta.lost, g],
-      ...(retired ? { retired } : {}),
-    };
+    this.meta = lostGeneration(this.meta, frames, retired);
     this.committed = 0;
     this.notified = 0;
     this.closeFiles();
     this.times.dropCurrent();
     saveMeta(this.dir, this.meta);
     return g;
+  }
+
+  /**
+   * The process ended during a rollover's checkpoint: the file may hold any part of the
+   * generation's frames, so the generation ends as lost and its WAL cycle as retired (the next
+   * connection's truncation finishes the checkpoint). Its archive, if written, is not kept.
+   */
+  private abandonRetiring(): void {
+    const { retiring, ...meta } = this.meta;
+    this.meta = meta;
+    for (const f of [`${this.file("frames", meta.generation)}.tmp`, this.file("frames", meta.generation)])
+      rmSync(f, { force: true });
+    this.times.drop(meta.generation);
+    const lost = this.loseCurrent(retiring!.frames, retiring);
+    this.onLost?.(lost);
   }
 
   /** Drops archived generations that ended before `before`, keeping at least the newest `keep`. */
@@ -352,8 +357,10 @@ export class FrameLog {
 
   /** Reconciles with the live WAL; a checkpoint made behind Shoal's back starts a new generation. */
   private refresh(fromIndex = false): void {
+    if (this.meta.retiring) this.abandonRetiring();
     const scan =
-      (fromIndex ? this.indexed() : undefined) ?? scanWal(this.walPath, this.committed, this.meta.salts);
+      (fromIndex ? this.walIndex.scan() : undefined) ??
+      scanWal(this.walPath, this.committed, this.meta.salts);
     const cycle = retiredCycle(scan, this.meta.retired);
     if (cycle === "continued") {
       // Writes went on in the retired cycle, which the first connection's truncation prevents
@@ -382,16 +389,6 @@ export class FrameLog {
       this.meta = { ...withoutRetired(this.meta), salts };
       saveMeta(this.dir, this.meta);
     }
-  }
-
-  /**
-   * The committed frames as the wal-index header gives them: what scanning the WAL would find,
-   * for one read. An empty or unreadable index leaves the answer to the scan.
-   */
-  private indexed(): (Pick<WalScan, "committed"> & { header: { salt1: number; salt2: number } }) | undefined {
-    const state = this.walIndex.read();
-    if (!state || state.committed === 0) return undefined;
-    return { committed: state.committed, header: { salt1: state.salt1, salt2: state.salt2 } };
   }
 
   private file(kind: "frames", generation?: number): string {

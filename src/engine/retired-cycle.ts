@@ -39,6 +39,8 @@ export function retiredCycle(
 export function leftInRetiredCycle(dbPath: string): boolean {
   const salts = walSalts(`${dbPath}-wal`);
   if (!salts) return false;
-  const retired = peekMeta(frameLogFolder(dbPath))?.retired;
+  const meta = peekMeta(frameLogFolder(dbPath));
+  // A cycle being retired when the process ended counts too (see FrameLog's `abandonRetiring`).
+  const retired = meta?.retired ?? meta?.retiring;
   return retired !== undefined && sameSalts(salts, retired);
 }

@@ -50,6 +50,16 @@ export class WalIndex {
     return this.keep(this.header());
   }
 
+  /**
+   * The committed frames as the header gives them, in the shape of a WAL scan: what scanning the
+   * WAL would find, for one read. An empty or unreadable index leaves the answer to the scan.
+   */
+  scan(): { committed: number; header: { salt1: number; salt2: number } } | undefined {
+    const state = this.read();
+    if (!state || state.committed === 0) return undefined;
+    return { committed: state.committed, header: { salt1: state.salt1, salt2: state.salt2 } };
+  }
+
   close(): void {
     this.last = undefined;
     if (this.fd === undefined) return;

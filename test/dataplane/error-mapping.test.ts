@@ -17,6 +17,7 @@ import {
   SqlInputError,
   StatementCancelledError,
   StatementTimeoutError,
+  WalRestartBusyError,
 } from "../../src/engine/sqlite-errors.js";
 import { LockTimeoutError } from "../../src/engine/write-lock.js";
 import { AppError, type ErrorKind } from "../../src/errors.js";
@@ -164,6 +165,7 @@ const rows: Row[] = [
       ["a cancelled statement", () => new StatementCancelledError(), 400, "STATEMENT_CANCELLED"],
       ["every connection busy", () => new ConnectionsExhaustedError(8), 503, "CONNECTIONS_EXHAUSTED"],
       ["a write lock wait past the limit", () => new LockTimeoutError(5000), 400, "SQLITE_BUSY"],
+      ["a first connection another process holds off", () => new WalRestartBusyError(), 400, "SQLITE_BUSY"],
     ] as const
   ).map(
     ([what, error, status, code]): Row => ({

@@ -69,6 +69,15 @@ function crashCopy(): string {
   return root;
 }
 
+/** A new node on `root` (the process started again), and the generations it reports lost. */
+function restart(root: string) {
+  const b = node(root);
+  restarted = b.hosted;
+  const lost: number[] = [];
+  b.hosted.onLostHistory((_, g) => lost.push(g));
+  return { ...b, lost };
+}
+
 const rowsOf = (file: string) => {
   const d = new Database(file, { readonly: true });
   try {
@@ -82,8 +91,7 @@ describe("a WAL left holding a finished generation's cycle", () => {
   it("is emptied by the next process's first connection, and the next generation is served whole", () => {
     const rows = rowsOf(db.path);
     const root = crashCopy();
-    const b = node(root);
-    restarted = b.hosted;
+    const b = restart(root);
     const wal = `${b.db.path}-wal`;
     expect(statSync(wal).size).toBeGreaterThan(0);
     const c = b.db.checkout();
@@ -111,12 +119,9 @@ describe("a WAL left holding a finished generation's cycle", () => {
     other.exec("INSERT INTO t VALUES (randomblob(3000))");
     expect(walSalts(`${file}-wal`)).toEqual(retired);
     expect(scanWal(`${file}-wal`)!.committed).toBeGreaterThan(before);
-    const b = node(root);
-    restarted = b.hosted;
-    const lost: number[] = [];
-    b.hosted.onLostHistory((_, g) => lost.push(g));
+    const b = restart(root);
     const c = b.db.checkout();
-    expect(lost).toEqual([2]);
+    expect(b.lost).toEqual([2]);
     expect(statSync(`${file}-wal`).size).toBe(0);
     expect(b.db.frameLog.position()).toMatchObject({ generation: 3, frame: 0 });
     b.db.checkin(c);
@@ -129,8 +134,7 @@ describe("a WAL left holding a finished generation's cycle", () => {
     const reader = new Database(file);
     reader.exec("BEGIN");
     reader.prepare("SELECT count(*) FROM t").get();
-    const b = node(root);
-    restarted = b.hosted;
+    const b = restart(root);
     let refused: unknown;
     try {
       b.db.checkout();
@@ -164,8 +168,7 @@ describe("a WAL left holding a finished generation's cycle", () => {
     copyFileSync(`${e.path}-wal`, `${to}-wal`);
     cpSync(`${e.path}.log`, `${to}.log`, { recursive: true });
     e.checkin(c);
-    const b = node(root);
-    restarted = b.hosted;
+    const b = restart(root);
     const copy = b.hosted.of("loc", ENC);
     expect(statSync(`${to}-wal`).size).toBeGreaterThan(0);
     const ok = copy.checkout(key);
@@ -173,5 +176,36 @@ describe("a WAL left holding a finished generation's cycle", () => {
     expect(copy.frameLog.position()).toMatchObject({ generation: 2, frame: 0 });
     expect([...ok.rows("SELECT count(*) FROM t")]).toEqual([[5n]]);
     copy.checkin(ok);
+  });
+
+  it("ends a generation as lost when the process ended inside its checkpoint, and finishes that checkpoint", () => {
+    commit(conn, db);
+    const { frame } = db.frameLog.position();
+    const rows = rowsOf(db.path);
+    // Killed after the checkpoint wrote the file, before the log recorded the generation's end.
+    expect(() =>
+      db.frameLog.rollover(() => {
+        conn.checkpoint("RESTART");
+        throw new Error("killed");
+      }),
+    ).toThrow("killed");
+    const root = crashCopy();
+    const b = restart(root);
+    const c = b.db.checkout();
+    expect(b.lost).toEqual([2]);
+    expect(statSync(`${b.db.path}-wal`).size).toBe(0);
+    expect(b.db.frameLog.position()).toMatchObject({ generation: 3, frame: 0 });
+    expect(b.db.frameLog.read(2, 1, 2).kind).toBe("gone");
+    expect(frame).toBeGreaterThan(0);
+    b.db.checkin(c);
+    expect(rowsOf(b.db.path)).toBe(rows);
+  });
+
+  it("keeps the generation going when its checkpoint couldn't complete", () => {
+    commit(conn, db);
+    const before = db.frameLog.position();
+    expect(db.frameLog.rollover(() => false)).toBe(false);
+    const b = restart(crashCopy());
+    expect(b.db.frameLog.position()).toEqual(before);
   });
 });

@@ -8,6 +8,7 @@ import {
   SqlInputError,
   StatementCancelledError,
   StatementTimeoutError,
+  WalRestartBusyError,
 } from "../../engine/sqlite-errors.js";
 import { LockTimeoutError } from "../../engine/write-lock.js";
 import type { HranaCode } from "./error-codes.js";
@@ -55,7 +56,8 @@ export function requestFailure(e: unknown): HranaError | undefined {
     e instanceof ConnectionsExhaustedError
   )
     return new HranaError(e.code, e.message);
-  if (e instanceof LockTimeoutError) return new HranaError("SQLITE_BUSY", `SQLite error: ${e.message}`);
+  if (e instanceof LockTimeoutError || e instanceof WalRestartBusyError)
+    return new HranaError("SQLITE_BUSY", `SQLite error: ${e.message}`);
   return undefined;
 }
 
