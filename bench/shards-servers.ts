@@ -183,11 +183,15 @@ export async function startBare(dir: string, processes: number, cpus?: string): 
   let err = "";
   proc.stderr?.on("data", (d: Buffer) => (err += d.toString()));
   const ready = await new Promise<{ url: string; pids: number[] }>((resolve, reject) => {
-    proc.stdout?.on("data", (d: Buffer) => {
+    // Only its first line matters: stop listening once it is in.
+    const first = (d: Buffer) => {
       out += d.toString();
-      const line = out.split("\n")[0];
-      if (out.includes("\n") && line) resolve(JSON.parse(line));
-    });
+      const end = out.indexOf("\n");
+      if (end < 0) return;
+      proc.stdout?.off("data", first);
+      resolve(JSON.parse(out.slice(0, end)));
+    };
+    proc.stdout?.on("data", first);
     proc.once("exit", (code) => reject(new Error(`the bare server exited with ${code}:\n${err}`)));
   });
   return { ...ready, stop: stopper(proc) };

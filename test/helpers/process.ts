@@ -58,22 +58,42 @@ export async function spawnShoal(
   const exited = new Promise<number | string>((resolve) =>
     proc.once("exit", (code, signal) => resolve(code ?? signal ?? -1)),
   );
-  const url = await new Promise<string>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`shoal did not start:\n${out}`)), timeoutMs);
-    const check = () => {
-      const m = /"url":"(http:\/\/[^"]+)"[^\n]*"msg":"shoal is ready"/.exec(out);
-      if (m?.[1]) {
-        clearTimeout(timer);
-        resolve(m[1]);
-      }
-    };
-    proc.stdout?.on("data", check);
-    exited.then((code) => {
-      clearTimeout(timer);
-      reject(new Error(`shoal exited with ${code} before it was ready:\n${out}`));
-    });
-  });
+  const url = await readyUrl(proc, exited, timeoutMs, () => out);
   return { proc, url, output: () => out, stdout: () => stdout, stderr: () => stderr, exited };
+}
+
+/**
+ * The URL from the "shoal is ready" line of `proc`'s standard output. Only the lines that arrive
+ * before it are looked at, once each: a server at `info` logs every data plane request, and
+ * searching all it had written on each new chunk took a test's thread whole during a flood
+ * (megabytes scanned per chunk) and stalled everything the test timed.
+ */
+export function readyUrl(
+  proc: ChildProcess,
+  exited: Promise<number | string>,
+  timeoutMs: number,
+  output: () => string,
+): Promise<string> {
+  return new Promise<string>((resolve, reject) => {
+    let partial = "";
+    const finish = (error?: Error, url?: string) => {
+      clearTimeout(timer);
+      proc.stdout?.off("data", check);
+      if (error) reject(error);
+      else resolve(url!);
+    };
+    const timer = setTimeout(() => finish(new Error(`shoal was not ready in time:\n${output()}`)), timeoutMs);
+    function check(d: Buffer) {
+      const lines = (partial + d.toString()).split("\n");
+      partial = lines.pop()!;
+      for (const line of lines) {
+        const m = /"url":"(http:\/\/[^"]+)"[^\n]*"msg":"shoal is ready"/.exec(line);
+        if (m?.[1]) return finish(undefined, m[1]);
+      }
+    }
+    proc.stdout?.on("data", check);
+    exited.then((code) => finish(new Error(`shoal exited with ${code} before it was ready:\n${output()}`)));
+  });
 }
 
 /** Runs `src/main.ts` (with `args`) expecting it to exit at start; returns its exit code and output. */

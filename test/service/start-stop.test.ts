@@ -6,7 +6,7 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { promisify } from "node:util";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { runShoalExpectingFailure } from "../helpers/process.js";
+import { readyUrl, runShoalExpectingFailure } from "../helpers/process.js";
 
 const run = promisify(execFile);
 const ROOT = path.resolve(import.meta.dirname, "../..");
@@ -64,16 +64,7 @@ describe("npm start", () => {
     const exited = new Promise<number | string>((resolve) =>
       npm.once("exit", (code, signal) => resolve(code ?? signal ?? -1)),
     );
-    const url = await new Promise<string>((resolve, reject) => {
-      const timer = setTimeout(() => reject(new Error(`npm start was not ready:\n${out}`)), 60_000);
-      npm.stdout?.on("data", () => {
-        const m = /"url":"(http:\/\/[^"]+)"[^\n]*"msg":"shoal is ready"/.exec(out);
-        if (m?.[1]) {
-          clearTimeout(timer);
-          resolve(m[1]);
-        }
-      });
-    });
+    const url = await readyUrl(npm, exited, 60_000, () => out);
     expect(out).not.toContain("building dist/");
     expect([statSync(STAMP).mtimeMs, statSync(MAIN).mtimeMs]).toEqual(built);
     expect((await fetch(`${url}/health`)).status).toBe(200);
