@@ -378,3 +378,9 @@ export function classifyStatement(sql: string): StatementInfo {
   if (scanner.scan(null)) return scanner.info();
   return { sql: "", kind: "other", isDml: false, isInsert: false, isExplain: false };
 }
+
+/** Whether `sql` is one statement that, by its words alone, writes (DML or DDL). */
+export function writesBySyntax(sql: string): boolean {
+  const statements = splitStatements(sql);
+  return statements.length === 1 && statements[0]!.kind === "write";
+}

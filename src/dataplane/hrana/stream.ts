@@ -10,7 +10,7 @@ import type {
   SqlArgs,
 } from "../../engine/connection.js";
 import type { HostedDatabase } from "../../engine/hosted-database.js";
-import { splitStatements } from "../../engine/sql-lexer.js";
+import { splitStatements, writesBySyntax } from "../../engine/sql-lexer.js";
 import { refuseOnFollower } from "../schema-changes.js";
 import { attachStatement, authorizeStatement, refuseForbidden, type Verdict } from "./authorize.js";
 import { type BatchOutcome, runSteps, SLICE_MS } from "./batch-steps.js";
@@ -25,7 +25,6 @@ import type { StreamServices } from "./stream-services.js";
 export type { BatchOutcome } from "./batch-steps.js";
 export type { DescribeResult, SqlStream } from "./sql-stream.js";
 export type { StreamLimits, StreamServices } from "./stream-services.js";
-
 /**
  * A Hrana stream: one SQLite connection held for the stream's life, so an interactive transaction
  * spans requests. It takes the database's write lock before its first write and keeps it until the
@@ -155,8 +154,12 @@ export class HranaStream implements SqlStream {
   ): ExecResult | Promise<ExecResult> {
     if (this.closed) throw new ProtocolError("Stream for this baton was closed");
     const conn = this.connection();
-    // Statements the connection let go of wait for the garbage collector (see handle-release.ts).
+    // Let-go statements wait for the garbage collector (see handle-release.ts). In a transaction a
+    // write takes the lock before it is prepared: preparing may read the schema version, starting a
+    // snapshot another stream's commit then makes stale (SQLITE_BUSY_SNAPSHOT instead of a wait).
     if (!swept && conn.sweepDue(false)) return conn.sweep().then(() => this.run(sql, args, opts, true));
+    const lockFirst = !this.holdsLock && conn.inTransaction && this.access.canWrite && writesBySyntax(sql);
+    if (lockFirst && !this.tryTakeLock()) return this.takeLock().then(() => this.run(sql, args, opts, swept));
     let p = this.prepare(sql);
     let verdict: Verdict;
     try {
