@@ -1,48 +1,40 @@
 import { type Logger, pino } from "pino";
-import { ENCRYPTION_KEY_LOG_PATHS } from "./redact-keys.js";
+import { redactSecrets } from "./log-redaction.js";
 
 export type { Logger };
 
 /**
- * Writes whole JSON log lines made elsewhere (the node's shard processes log on their own) to
- * where `log` writes its own, so the node has one log however many processes it runs.
+ * Where a shard process's log lines go. Where the node logs to its own standard output (as it runs
+ * in production), none: the shard writes to that same output itself, each line in one write (see
+ * ADR 0020). Relaying them through the primary process took it 20 µs per line, a data-plane
+ * request each at `info`, and made that one process the node's limit. Where the node logs
+ * elsewhere (a test's stream), the lines are written there, whole.
  */
-export function logLinesOf(log: Logger): (line: string) => void {
+export function shardLogLines(log: Logger): ((line: string) => void) | undefined {
   const dest = (log as unknown as Record<symbol, NodeJS.WritableStream | undefined>)[pino.symbols.streamSym];
-  return (line) => {
-    if (dest) dest.write(`${line}\n`);
-    else process.stdout.write(`${line}\n`);
-  };
+  if (!dest || dest === process.stdout) return undefined;
+  return (line) => dest.write(`${line}\n`);
 }
 
 /**
- * Structured JSON logs. Authorization headers and anything named like a secret are redacted, so a
- * token or an encryption key can't reach the log even if a future log line includes a request or config object.
+ * Structured JSON logs. Authorization headers and anything named like a secret are redacted
+ * (`redactSecrets`), so a token or an encryption key can't reach the log even if a future log line
+ * includes a request or config object.
  */
 export function createLogger(level: string, destination?: NodeJS.WritableStream): Logger {
-  return pino(
+  const log = pino(
     {
       level,
       base: { service: "shoal" },
-      redact: {
-        paths: [
-          "req.headers.authorization",
-          "headers.authorization",
-          "authorization",
-          "token",
-          "*.token",
-          "jwt",
-          "*.jwt",
-          "adminToken",
-          "*.adminToken",
-          "metricsToken",
-          "*.metricsToken",
-          // Customers' encryption keys (ADR 0016): the data plane's header, the create body's field.
-          ...ENCRYPTION_KEY_LOG_PATHS,
-        ],
-        censor: "[redacted]",
-      },
+      formatters: { log: redactSecrets, bindings: redactSecrets },
     },
     destination ?? process.stdout,
   );
+  // pino gives a child's own fields no formatter: they are cleaned here, on the way in. Children
+  // inherit this method from the logger they come from, so a child's child is cleaned too.
+  const child = log.child;
+  log.child = function (this: Logger, bindings, options) {
+    return child.call(this, redactSecrets(bindings), options);
+  } as Logger["child"];
+  return log;
 }

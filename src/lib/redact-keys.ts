@@ -1,21 +1,3 @@
-/**
- * Where customers' encryption keys can appear in what Shoal logs or keeps about a request: the
- * data plane's key header and the create body's `remote_encryption`. For pino's `redact.paths`
- * (lib/logger.ts), which matches exact paths: a request object, its headers, a body, one level in.
- */
-export const ENCRYPTION_KEY_LOG_PATHS = [
-  'req.headers["x-turso-encryption-key"]',
-  'headers["x-turso-encryption-key"]',
-  '["x-turso-encryption-key"]',
-  "encryption_key",
-  "*.encryption_key",
-  "remote_encryption.encryption_key",
-  "*.remote_encryption.encryption_key",
-  "body.remote_encryption.encryption_key",
-  "remoteEncryptionKey",
-  "*.remoteEncryptionKey",
-] as const;
-
 const REDACTED = "[redacted]";
 const KEY_FIELDS = new Set(["encryption_key", "x-turso-encryption-key", "remoteencryptionkey"]);
 

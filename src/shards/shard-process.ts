@@ -78,12 +78,13 @@ export class ShardProcess {
     return this.channel.remote;
   }
 
-  start(init: ShardInit, primary: PrimaryMethods, logLines: (line: string) => void): void {
+  start(init: ShardInit, primary: PrimaryMethods, logLines: ((line: string) => void) | undefined): void {
     // Its index on the command line tells an operator's `ps` which shard a process is.
     const child = fork(ENTRY, ["--shard", String(this.index)], {
       execArgv: FROM_SOURCES ? ["--import", "tsx"] : [],
       serialization: "advanced",
-      stdio: ["ignore", "pipe", "inherit", "ipc"],
+      // Its log lines go straight to the node's output unless the node logs elsewhere (logger.ts).
+      stdio: ["ignore", logLines ? "pipe" : "inherit", "inherit", "ipc"],
     });
     this.child = child;
     this.serving = false;
@@ -92,8 +93,7 @@ export class ShardProcess {
     const channel = new Channel<PrimaryMethods, ShardMethods>(child, primary);
     this.channel = channel;
     for (const [name, fn] of this.handlers) channel.on(name, fn);
-    // The shard logs JSON lines on its stdout; they join the node's log as they are.
-    if (child.stdout) createInterface({ input: child.stdout }).on("line", logLines);
+    if (child.stdout && logLines) createInterface({ input: child.stdout }).on("line", logLines);
     this.exited = new Promise((resolve) => {
       const ended = (exit: ShardExit) => {
         this.serving = false;

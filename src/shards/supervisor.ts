@@ -43,8 +43,8 @@ export interface SupervisorStart {
   acceptPrimary(socket: Socket, head: Buffer | undefined): void;
   /** What the node answers its shards. */
   answers: PrimaryMethods;
-  /** Where the shards' JSON log lines go. */
-  logLines(line: string): void;
+  /** Where the shards' JSON log lines go; without it, to the node's own standard output. */
+  logLines?(line: string): void;
   /** Tells the node's parts a shard started again (it has nothing but what it is sent). */
   restarted?(index: number): void;
   /** Tells the node's parts a shard ended by itself or was killed (metrics). */

@@ -8,7 +8,7 @@ import { routeRequest } from "../dataplane/routing.js";
 import type { LocalNode } from "../domain/cluster/local-node.js";
 import { requireSharedKey } from "../domain/cluster/shared-key.js";
 import { reconcileBeforeServing, reconcileWhileServing } from "../hosting/reconcile.js";
-import { createLogger, type Logger, logLinesOf } from "../lib/logger.js";
+import { createLogger, type Logger, shardLogLines } from "../lib/logger.js";
 import { systemClock } from "../lib/time.js";
 import type { ReplicationManager } from "../replication/manager.js";
 import { Hop } from "../shards/hop.js";
@@ -107,7 +107,7 @@ export async function startShoal(config: Config, opts: StartOptions = {}): Promi
       ? await openPostgresStore(config.metadataUrl)
       : await openSqliteStore(config.dataDir);
     const wiring = await wireAndBootstrap(config, opts, log, store);
-    const logLines = opts.logLines ?? logLinesOf(log);
+    const logLines = opts.logLines ?? shardLogLines(log);
     return await serve(
       config,
       wiring,
@@ -142,7 +142,12 @@ async function wireAndBootstrap(
 }
 
 /** The shards: started, told what they follow, and what the primary process does with their requests. */
-async function startShards(config: Config, parts: Parts, server: ShoalServer, logLines: (l: string) => void) {
+async function startShards(
+  config: Config,
+  parts: Parts,
+  server: ShoalServer,
+  logLines: ((l: string) => void) | undefined,
+) {
   const { supervisor } = parts;
   followShards(supervisor, parts);
   parts.placement.onChange((held) => supervisor.broadcast("placement", { held: [...held] }));
@@ -166,7 +171,12 @@ async function serve(
   config: Config,
   { parts, setSourceUrl }: Wiring,
   { server, router, routes }: { server: ShoalServer; router: PublicRouter; routes: Routes },
-  at: { log: Logger; startedAt: number; consoleDir: string | undefined; logLines: (l: string) => void },
+  at: {
+    log: Logger;
+    startedAt: number;
+    consoleDir: string | undefined;
+    logLines: ((l: string) => void) | undefined;
+  },
 ): Promise<Shoal> {
   const api = createApp(parts, {
     rateLimit: { limit: config.rateLimit, windowSeconds: config.rateLimitWindowSeconds },
