@@ -26,6 +26,8 @@ export interface LoadJob {
   durationMs: number;
   /** Paths that replace the URL's, taken in turn with the bodies (many databases, one process). */
   paths?: string[];
+  /** Every path over one pool of connections (as one pooled client or a proxy), not a pool each. */
+  sharedPool?: boolean;
   /** Return every measured latency too. */
   latencies?: boolean;
   /** Cores the load process may run on (`taskset -c` list), apart from the server's. */

@@ -1,11 +1,12 @@
 /**
  * Load generator, run as a child process so it doesn't share the server's event loop.
- * Input (argv[2], JSON): { url, headers, bodies: string[], paths?: string[], concurrency,
+ * Input (argv[2], JSON): { url, headers, bodies: string[], paths?: string[], sharedPool?, concurrency,
  * warmupMs, durationMs, latencies?: boolean }.
  * Sends POSTs with keep-alive, cycling through `bodies` (and, when given, through `paths`, which
  * replace the URL's path: one load process can spread over many databases, each over connections
- * of its own, as clients of different databases have, since each addresses its database by its
- * own hostname); prints { requests,
+ * of its own, as clients of different databases have when each addresses its database by its own
+ * hostname, or, with `sharedPool`, all over one pool, as one client with a pool per origin, or a
+ * proxy in front, sends them); prints { requests,
  * errors, seconds, p50Ms, p99Ms, answered } as JSON on stdout, `answered` counting the warm-up's
  * answers too (what the server did while it was watched), and with `latencies` every measured
  * latency, so that several load processes' percentiles can be merged.
@@ -20,15 +21,17 @@ interface Job {
   warmupMs: number;
   durationMs: number;
   paths?: string[];
+  /** One pool for every path, as one pooled client or a proxy in front keeps. */
+  sharedPool?: boolean;
   latencies?: boolean;
 }
 
 const job = JSON.parse(process.argv[2] ?? "{}") as Job;
 const target = new URL(job.url);
 const agent = new http.Agent({ keepAlive: true, maxSockets: job.concurrency });
-/** Per database path, its own pool of kept-alive connections. */
+/** Per database path, its own pool of kept-alive connections (unless the pool is shared). */
 const agents = new Map(
-  (job.paths ?? []).map((p) => [
+  (job.sharedPool ? [] : (job.paths ?? [])).map((p) => [
     p,
     new http.Agent({
       keepAlive: true,

@@ -120,6 +120,11 @@ export class BodyTimeoutError extends Error {
  * Only past DRAIN_BYTES more does the server stop listening and answer at once.
  */
 export function readBody(req: IncomingMessage, timeoutMs: number): Promise<string> {
+  return readBodyBytes(req, timeoutMs).then((b) => b.toString());
+}
+
+/** `readBody`'s bytes, undecoded (a body sent on to another process as it came). */
+export function readBodyBytes(req: IncomingMessage, timeoutMs: number): Promise<Buffer> {
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];
     let size = 0;
@@ -150,7 +155,7 @@ export function readBody(req: IncomingMessage, timeoutMs: number): Promise<strin
     req.on("end", () => {
       clearTimeout(timer);
       if (dropped > 0) reject(new BodyTooLargeError());
-      else resolve(chunks.length === 1 ? chunks[0]!.toString() : Buffer.concat(chunks).toString());
+      else resolve(chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks));
     });
     req.on("error", (e) => {
       clearTimeout(timer);

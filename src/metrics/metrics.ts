@@ -83,6 +83,7 @@ export class ShoalMetrics {
   private readonly perStatement = new Map<string, StatementSeries>();
   private readonly perRequest = new Map<string, { count: CounterSeries; seconds: HistogramSeries }>();
   private readonly shardEnds: Counter<"reason">;
+  private readonly shardHops: Counter<"way">;
   private readonly historyLost: Counter;
 
   constructor(readonly settings: MetricsSettings) {
@@ -157,6 +158,12 @@ export class ShoalMetrics {
       labelNames: ["reason"],
       registers,
     });
+    this.shardHops = new Counter({
+      name: "shoal_shard_hops_total",
+      help: "Data-plane requests a shard received for another process's database and sent on: over the SQL hop (sql), or as HTTP over loopback (http).",
+      labelNames: ["way"],
+      registers,
+    });
     this.historyLost = new Counter({
       name: "shoal_replication_history_lost_total",
       help: "Generations of a primary's history ended by a checkpoint Shoal didn't make: their replicas start over. Should stay 0.",
@@ -216,6 +223,11 @@ export class ShoalMetrics {
   /** A shard ended without being asked to and is started again. */
   shardEnded(reason: "crashed" | "killed"): void {
     this.shardEnds.inc({ reason });
+  }
+
+  /** A request sent on to the process serving its database (see shards/sql-hop.ts). */
+  shardHop(way: "sql" | "http"): void {
+    this.shardHops.inc({ way });
   }
 
   replicationLag(location: string, ms: number): void {

@@ -40,6 +40,8 @@ export interface ShardInit {
   quarantined: Quarantined[];
   /** Threads of the driver's pool for statements whose work isn't bounded (`TOKIO_WORKER_THREADS`). */
   statementThreads: number;
+  /** The private folder of the shards' hop sockets (sql-hop.ts); none: requests hop over HTTP only. */
+  hopDir: string | undefined;
 }
 
 export type { LeaseView } from "../hosting/primary-leases.js";

@@ -39,6 +39,29 @@ export function shardUnavailable(index: number, waitedMs: number): ShardRefusal 
   };
 }
 
+/**
+ * The answer for a request sent on to the shard serving its database (sql-hop.ts) when that shard
+ * ended before answering: it may have run, so a client must look before retrying a write.
+ */
+export function shardFailed(index: number): ShardRefusal {
+  return {
+    status: 502,
+    code: "SHARD_FAILED",
+    message: `the server process serving this database (shard ${index}) ended before it answered: the request may or may not have taken effect; look before retrying a write (the process is started again at once)`,
+    retryAfterS: 1,
+  };
+}
+
+/** The answer for a request that couldn't be sent on because its shard was going away: nothing ran. */
+export function shardGone(index: number): ShardRefusal {
+  return {
+    status: 503,
+    code: "SHARD_UNAVAILABLE",
+    message: `the server process serving this database (shard ${index}) stopped before the request reached it: nothing was run; retry in a moment`,
+    retryAfterS: 1,
+  };
+}
+
 export function refuseHttp(res: ServerResponse, r: ShardRefusal): void {
   res.setHeader("retry-after", String(r.retryAfterS));
   sendError(res, r.status, r.code, r.message);

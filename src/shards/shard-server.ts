@@ -9,11 +9,13 @@ import type { DatabaseLookup } from "../domain/data-access/ports.js";
 import { drainConnections } from "../lib/drain-connections.js";
 import type { Logger } from "../lib/logger.js";
 import { REQUEST_ID_HEADER, requestIdOf } from "../lib/request-id.js";
+import type { ShoalMetrics } from "../metrics/metrics.js";
 import type { Hop } from "./hop.js";
 import type { InternalPorts } from "./protocol.js";
 import type { QuarantineMirror } from "./quarantine.js";
-import { failUpgrade, quarantined, refuseHttp, refuseRaw } from "./refusals.js";
+import { failUpgrade, quarantined, refuseHttp, refuseRaw, shardGone } from "./refusals.js";
 import type { Target } from "./router.js";
+import type { SqlHop } from "./sql-hop.js";
 import { targetOf } from "./targets.js";
 
 /** Requests still running this long after a shard starts draining are cut off. */
@@ -27,9 +29,12 @@ export interface ShardServerParts {
   dataPlane: Pick<DataPlane, "handle" | "upgrade">;
   directory: Pick<DatabaseLookup, "peek" | "find">;
   hop: Hop;
+  /** SQL requests for another shard's databases go there this way when they can (sql-hop.ts). */
+  sqlHop?: SqlHop;
   ports: InternalPorts;
   quarantine: QuarantineMirror;
   log: Logger;
+  metrics: Pick<ShoalMetrics, "shardHop">;
 }
 
 /**
@@ -105,12 +110,33 @@ export class ShardServer {
       this.parts.hop.http(req, res, this.parts.ports.primary);
       return;
     }
-    const go = (t: Target) => {
-      const q = this.mine(t) ? this.quarantineOf(route) : undefined;
-      if (!this.mine(t)) this.parts.hop.http(req, res, this.portOf(t));
-      else if (q) refuseHttp(res, quarantined(q));
-      else this.turns.run(this.turnKey(route), () => void this.parts.dataPlane.handle(req, res, route));
-    };
+    this.decide(req, res, route, (t) => {
+      if (this.mine(t)) return this.here(req, res, route);
+      if (t.kind === "shard" && this.parts.sqlHop?.send(req, res, t.index, route.path))
+        return this.parts.metrics.shardHop("sql");
+      this.parts.metrics.shardHop("http");
+      this.parts.hop.http(req, res, this.portOf(t));
+    });
+  }
+
+  /**
+   * A request another shard sent on over the SQL hop, for a database it found this shard owns.
+   * Served as if it had come on a connection of this shard's own; should this shard find another
+   * owner (the name was given to a new database in between), nothing runs and the client retries.
+   */
+  hopped(req: IncomingMessage, res: ServerResponse): void {
+    const route = routeRequest(req.headers.host, req.url ?? "/", this.parts.dbDomain);
+    if (!route) {
+      refuseHttp(res, shardGone(this.parts.index));
+      return;
+    }
+    this.decide(req, res, route, (t) =>
+      this.mine(t) ? this.here(req, res, route) : refuseHttp(res, shardGone(this.parts.index)),
+    );
+  }
+
+  /** Finds the process serving `route` (maybe after a lookup) and goes on with it. */
+  private decide(req: IncomingMessage, res: ServerResponse, route: DataRoute, go: (t: Target) => void): void {
     const t = targetOf(route, this.parts.directory, this.parts.count, req.method);
     // A lookup that fails (the primary process restarting) is answered, never left to end the shard.
     if (t instanceof Promise)
@@ -118,6 +144,13 @@ export class ShardServer {
         answerFailure(req, res, e, requestIdOf(req.headers[REQUEST_ID_HEADER]), this.parts.log),
       );
     else go(t);
+  }
+
+  /** Serves a request for one of this shard's databases, in its database's turn. */
+  private here(req: IncomingMessage, res: ServerResponse, route: DataRoute): void {
+    const q = this.quarantineOf(route);
+    if (q) refuseHttp(res, quarantined(q));
+    else this.turns.run(this.turnKey(route), () => void this.parts.dataPlane.handle(req, res, route));
   }
 
   private upgrade(req: IncomingMessage, socket: Duplex, head: Buffer): void {

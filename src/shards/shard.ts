@@ -1,11 +1,13 @@
 import { flushClosing } from "../engine/handle-release.js";
 import { watchRunningDatabase } from "../engine/running-database.js";
 import type { Channel } from "./channel.js";
+import { HopServer } from "./hop-server.js";
 import type { LeaseView, PrimaryMethods, ShardInit, ShardMethods } from "./protocol.js";
 import { type Quarantined, QuarantineMirror } from "./quarantine.js";
 import { markerPath, RunningMarker } from "./running-marker.js";
 import { ShardServer } from "./shard-server.js";
 import { type ShardParts, wireShard } from "./shard-wiring.js";
+import { hopSocketPath, SqlHop } from "./sql-hop.js";
 
 /** How often a shard drops the history its databases no longer need (as the node did). */
 const PRUNE_EVERY_MS = 10 * 60_000;
@@ -17,7 +19,7 @@ export interface Shard {
 }
 
 /** The answers a shard gives its primary process, over the databases it owns. */
-function methodsOf(parts: ShardParts, server: ShardServer): ShardMethods {
+function methodsOf(parts: ShardParts, server: ShardServer, hops: Hops): ShardMethods {
   const { hosted, runtimes, content, shipping, metrics, tally, dataPlane } = parts;
   return {
     ping: () => "pong",
@@ -52,7 +54,34 @@ function methodsOf(parts: ShardParts, server: ShardServer): ShardMethods {
     async drain() {
       parts.dataPlane.close();
       parts.hop.closeAll();
-      await server.close();
+      await Promise.all([server.close(), hops.close()]);
+    },
+  };
+}
+
+/** The shard's ends of the SQL hop (sql-hop.ts): requests out to other shards, and in from them. */
+interface Hops {
+  out: SqlHop | undefined;
+  /** Starts taking requests from the other shards, for `server` to serve. */
+  listen(server: ShardServer): Promise<void>;
+  close(): Promise<void>;
+}
+
+function hopsOf(init: ShardInit, parts: ShardParts): Hops {
+  const dir = init.hopDir;
+  if (!dir) return { out: undefined, listen: async () => {}, close: async () => {} };
+  const out = new SqlHop(dir, init.config.bodyTimeoutMs, parts.log);
+  let inbound: HopServer | undefined;
+  return {
+    out,
+    async listen(server) {
+      const socketPath = hopSocketPath(dir, init.index);
+      inbound = new HopServer(socketPath, (req, res) => server.hopped(req, res), parts.log);
+      await inbound.listen();
+    },
+    async close() {
+      out.closeAll();
+      await inbound?.close();
     },
   };
 }
@@ -71,6 +100,7 @@ export async function startShard(
   // Which database's statements run, kept where the node reads it if this process dies abruptly.
   const marker = new RunningMarker(markerPath(init.config.dataDir, init.index));
   watchRunningDatabase((path) => marker.note(path));
+  const hops = hopsOf(init, parts);
   const server = new ShardServer({
     index: init.index,
     count: init.count,
@@ -79,11 +109,14 @@ export async function startShard(
     dataPlane: parts.dataPlane,
     directory: parts.directory,
     hop: parts.hop,
+    sqlHop: hops.out,
     ports: init.ports,
     quarantine,
     log: parts.log,
+    metrics: parts.metrics,
   });
   channel.onConnection((socket, head) => server.accept(socket, head));
+  await hops.listen(server);
   channel.on("invalidate", () => parts.directory.invalidate());
   channel.on("placement", (d) => parts.placement.update((d as { held: string[] }).held));
   channel.on("leases", (d) => parts.leases.update(d as LeaseView[]));
@@ -94,12 +127,12 @@ export async function startShard(
   );
   pruning.unref();
   return {
-    methods: methodsOf(parts, server),
+    methods: methodsOf(parts, server, hops),
     async stop() {
       clearInterval(pruning);
       parts.dataPlane.close();
       parts.hop.closeAll();
-      await server.close();
+      await Promise.all([server.close(), hops.close()]);
       await parts.shipping?.stop();
       await parts.hosted.closeAll();
       await flushClosing();

@@ -1,4 +1,7 @@
+import { mkdtempSync, rmSync } from "node:fs";
 import net, { type Server, type Socket } from "node:net";
+import { tmpdir } from "node:os";
+import path from "node:path";
 import type { Logger } from "../lib/logger.js";
 import { ChannelClosedError, type Remote } from "./channel.js";
 import type { InternalPorts, PrimaryMethods, ShardInit, ShardMethods } from "./protocol.js";
@@ -6,6 +9,7 @@ import { Quarantine } from "./quarantine.js";
 import { refuseRaw, shardUnavailable } from "./refusals.js";
 import { markerPath, readMarker } from "./running-marker.js";
 import { type ShardExit, ShardProcess } from "./shard-process.js";
+import { hopSocketPath } from "./sql-hop.js";
 
 /**
  * Whether a shard's end may be its statements' doing: the driver aborted (a Rust panic is
@@ -15,6 +19,21 @@ import { type ShardExit, ShardProcess } from "./shard-process.js";
  */
 function byItsStatements(e: ShardExit): boolean {
   return e.killed || ["SIGABRT", "SIGSEGV", "SIGBUS", "SIGILL", "SIGFPE"].includes(e.signal ?? "");
+}
+
+/** Longest Unix socket path every platform takes (macOS's limit; Linux's is 107). */
+const MAX_SOCKET_PATH = 103;
+
+/**
+ * A private folder (mode 0700, so only the node's user reaches the sockets) for the shards' hop
+ * sockets, in the system's temporary folder, whose paths are short. Undefined where the paths
+ * would still be too long: requests then hop over HTTP only.
+ */
+function hopFolder(count: number): string | undefined {
+  const dir = mkdtempSync(path.join(tmpdir(), "shoal-"));
+  if (hopSocketPath(dir, count - 1).length <= MAX_SOCKET_PATH) return dir;
+  rmSync(dir, { recursive: true, force: true });
+  return undefined;
 }
 
 /** A connection waiting for its shard to be ready (at start, or while it restarts) waits this long at most. */
@@ -28,7 +47,7 @@ const MAX_BACKOFF_MS = 5_000;
 export interface SupervisorOptions {
   count: number;
   /** What every shard is started with (its index is set per shard). */
-  init: Omit<ShardInit, "index" | "ports" | "held" | "quarantined"> & { held: () => string[] };
+  init: Omit<ShardInit, "index" | "ports" | "held" | "quarantined" | "hopDir"> & { held: () => string[] };
   log: Logger;
   /**
    * A shard whose event loop doesn't answer for this long is killed and started again: the one
@@ -69,6 +88,7 @@ export class Supervisor {
   private readonly pending: Pending[][];
   private readonly servers: Server[] = [];
   private ports: InternalPorts = { primary: 0, shards: [] };
+  private hopDir: string | undefined;
   private started: SupervisorStart | undefined;
   private stopping = false;
   private watchdog: NodeJS.Timeout | undefined;
@@ -106,6 +126,7 @@ export class Supervisor {
       shardPorts.push(await this.internal((socket) => this.deliver(s.index, socket)));
     const primary = await this.internal((socket) => start.acceptPrimary(socket, undefined));
     this.ports = { primary, shards: shardPorts };
+    this.hopDir = hopFolder(this.count);
     for (const s of this.shards) this.launch(s);
     await Promise.all(this.shards.map((s) => s.ready));
     this.watchdog = setInterval(() => this.watch(), PING_EVERY_MS);
@@ -180,6 +201,7 @@ export class Supervisor {
     // The ports are free at once. (`close` would call back only once every connection it ever
     // accepted ended, and those handed to a shard are never counted as ended here.)
     for (const s of this.servers) s.close();
+    if (this.hopDir) rmSync(this.hopDir, { recursive: true, force: true });
   }
 
   private async readyWithin(shard: ShardProcess): Promise<void> {
@@ -211,6 +233,7 @@ export class Supervisor {
         held: init.held(),
         index: shard.index,
         ports: this.ports,
+        hopDir: this.hopDir,
         quarantined: this.quarantine.list(),
       },
       started.answers,

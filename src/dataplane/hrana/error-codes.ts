@@ -56,6 +56,7 @@ export const DATA_PLANE_CODES = {
   DATABASE_QUARANTINED:
     "the database's statements ended its server process more than once; refused for a while",
   SHARD_UNAVAILABLE: "the process serving the database is restarting and did not come back in time",
+  SHARD_FAILED: "the process serving the database ended while it ran the request; it may have taken effect",
 } as const satisfies Record<string, string>;
 
 /** A code of Shoal's own. */
