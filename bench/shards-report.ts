@@ -8,6 +8,8 @@ export interface ShardRow {
   /** `SHOAL_WORKERS` for Shoal, processes for the bare baseline. */
   size: number;
   label: string;
+  /** How the load pooled its connections: one pool per database, or one for all (Shoal only). */
+  pool?: "per-database" | "shared";
   read: SpreadResult;
   insert: SpreadResult;
 }
@@ -74,9 +76,11 @@ export function printShards(
     )}`,
   );
   const bare = rows.find((r) => r.kind === "bare" && r.size === 1)!;
-  const shoal = rows.filter((r) => r.kind === "shoal");
+  const shoal = rows.filter((r) => r.kind === "shoal" && r.pool !== "shared");
+  const shared = rows.filter((r) => r.kind === "shoal" && r.pool === "shared");
   const one = shoal.find((r) => r.size === 1)!;
   const all = shoal.find((r) => r.size === cores)!;
+  const allShared = shared.find((r) => r.size === cores);
   const clusters = rows.filter((r) => r.kind === "bare" && r.size > 1);
   // The bare handler's best, whatever its number of processes: on a small or busy machine a
   // cluster may do worse than one process.
@@ -84,41 +88,76 @@ export function printShards(
     Math.max(bare[k].perSecond, ...clusters.map((r) => r[k].perSecond));
   const bestLabel = (k: "read" | "insert") =>
     [bare, ...clusters].find((r) => r[k].perSecond === bestBare(k))!.size;
+  // CPU per request against the bare handler's in one process: what a request costs, apart from
+  // how many cores there are to spend.
+  const cpuRatio = (r: ShardRow, k: "read" | "insert") =>
+    r[k].cpuUsPerRequest !== undefined && bare[k].cpuUsPerRequest
+      ? fmt(r[k].cpuUsPerRequest! / bare[k].cpuUsPerRequest!, 2)
+      : "-";
   console.log(
     `\n${table(
-      ["Shoal", "reads / bare", "inserts / bare", "reads / best bare", "inserts / best bare"],
-      shoal.map((r) => [
+      [
+        "Shoal",
+        "reads / bare",
+        "inserts / bare",
+        "reads / best bare",
+        "inserts / best bare",
+        "CPU/read / bare's",
+        "CPU/insert / bare's",
+      ],
+      [...shoal, ...shared].map((r) => [
         r.label.replace("Shoal, ", ""),
         fmt(r.read.perSecond / bare.read.perSecond, 2),
         fmt(r.insert.perSecond / bare.insert.perSecond, 2),
         fmt(r.read.perSecond / bestBare("read"), 2),
         fmt(r.insert.perSecond / bestBare("insert"), 2),
+        cpuRatio(r, "read"),
+        cpuRatio(r, "insert"),
       ]),
     )}`,
   );
+  const cpuOf = (r: ShardRow | undefined, k: "read" | "insert") =>
+    r?.[k].cpuUsPerRequest !== undefined && bare[k].cpuUsPerRequest
+      ? r[k].cpuUsPerRequest! / bare[k].cpuUsPerRequest!
+      : Number.NaN;
   const ratios = {
     allOverOneReads: all.read.perSecond / one.read.perSecond,
     allOverOneInserts: all.insert.perSecond / one.insert.perSecond,
     allOverBestBareReads: all.read.perSecond / bestBare("read"),
     allOverBestBareInserts: all.insert.perSecond / bestBare("insert"),
+    sharedOverBestBareReads: (allShared?.read.perSecond ?? Number.NaN) / bestBare("read"),
+    sharedOverBestBareInserts: (allShared?.insert.perSecond ?? Number.NaN) / bestBare("insert"),
+    sharedOverPerDatabaseReads: (allShared?.read.perSecond ?? Number.NaN) / all.read.perSecond,
+    sharedOverPerDatabaseInserts: (allShared?.insert.perSecond ?? Number.NaN) / all.insert.perSecond,
+    cpuPerReadOverBare: cpuOf(all, "read"),
+    cpuPerInsertOverBare: cpuOf(all, "insert"),
+    sharedCpuPerReadOverBare: cpuOf(allShared, "read"),
+    sharedCpuPerInsertOverBare: cpuOf(allShared, "insert"),
     bareClusterOverBareReads: (clusters.at(-1) ?? bare).read.perSecond / bare.read.perSecond,
     bareClusterOverBareInserts: (clusters.at(-1) ?? bare).insert.perSecond / bare.insert.perSecond,
+    singleReadP50Ratio: single.shoalRead!.p50Ms / single.bareRead!.p50Ms,
     singleInsertRatio: single.shoalInsert!.perSecond / single.bareInsert!.perSecond,
   };
   const largest = clusters.at(-1)?.size ?? 1;
   const procs = (k: "read" | "insert") => `${bestLabel(k)} process${bestLabel(k) === 1 ? "" : "es"}`;
   console.log(
-    `\nShoal all / Shoal 1: reads ${fmt(ratios.allOverOneReads, 2)}, inserts ${fmt(ratios.allOverOneInserts, 2)} (goal ≥ 6 on 16 cores)`,
+    `\nShoal all / Shoal 1 (pool per database): reads ${fmt(ratios.allOverOneReads, 2)}, inserts ${fmt(ratios.allOverOneInserts, 2)}`,
   );
   console.log(
-    `Shoal all / best bare: reads ${fmt(ratios.allOverBestBareReads, 2)} (bare at ${procs("read")}), inserts ${fmt(ratios.allOverBestBareInserts, 2)} (bare at ${procs("insert")}) (goal ≥ 0.5)`,
+    `Shoal all / best bare, pool per database: reads ${fmt(ratios.allOverBestBareReads, 2)} (bare at ${procs("read")}), inserts ${fmt(ratios.allOverBestBareInserts, 2)} (bare at ${procs("insert")}) (goal ≥ 0.8 on 16 cores)`,
+  );
+  console.log(
+    `Shoal all / best bare, one shared pool: reads ${fmt(ratios.sharedOverBestBareReads, 2)}, inserts ${fmt(ratios.sharedOverBestBareInserts, 2)} (goal ≥ 0.7 on 16 cores); shared / per database: reads ${fmt(ratios.sharedOverPerDatabaseReads, 2)}, inserts ${fmt(ratios.sharedOverPerDatabaseInserts, 2)}`,
+  );
+  console.log(
+    `Shoal all, CPU per request / bare one process's: pool per database reads ${fmt(ratios.cpuPerReadOverBare, 2)}, inserts ${fmt(ratios.cpuPerInsertOverBare, 2)}; shared pool reads ${fmt(ratios.sharedCpuPerReadOverBare, 2)}, inserts ${fmt(ratios.sharedCpuPerInsertOverBare, 2)} (goal ≤ 1.5)`,
   );
   console.log(
     `bare cluster (${largest}) / bare one process: reads ${fmt(ratios.bareClusterOverBareReads, 2)}, inserts ${fmt(ratios.bareClusterOverBareInserts, 2)}` +
       (clusterSizes.length === 0 ? " (no cluster: one core)" : ""),
   );
   console.log(
-    `One client, point reads on one database, p50: Shoal ${fmt(single.shoalRead!.p50Ms, 3)} ms, bare ${fmt(single.bareRead!.p50Ms, 3)} ms (goal: Shoal ≤ 0.12 ms, the issue's 16-core figure)`,
+    `One client, point reads on one database, p50: Shoal ${fmt(single.shoalRead!.p50Ms, 3)} ms, bare ${fmt(single.bareRead!.p50Ms, 3)} ms, ratio ${fmt(ratios.singleReadP50Ratio, 2)} (goal ≤ 1.1)`,
   );
   console.log(
     `One database, 32 in flight, inserts: Shoal ${fmt(single.shoalInsert!.perSecond)}/s, bare ${fmt(single.bareInsert!.perSecond)}/s, ratio ${fmt(ratios.singleInsertRatio, 2)} (goal ≥ 0.8)`,

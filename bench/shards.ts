@@ -2,7 +2,10 @@
  * Many databases (issue 12): point reads and single-row inserts spread over 64 databases, 256
  * requests in flight from load processes, against Shoal processes at `SHOAL_WORKERS` = 1, 2, 4,
  * 8 and the number of cores, and, in the same run, the bare node:http + libsql baseline over the
- * same 64 databases as one process and as a cluster of processes. Also one client's point-read
+ * same 64 databases as one process and as a cluster of processes. Shoal is measured twice: with a
+ * keep-alive pool per database (clients addressing their database by hostname), and with one pool
+ * shared by all 64 (one pooled client over the path URLs, fetch's pool per origin, or a proxy in
+ * front), where most requests arrive at a shard that doesn't own their database. Also one client's point-read
  * latency and single-database insert throughput against the bare process. Besides requests per
  * second it reports the servers' CPU per request, which a shared machine disturbs far less.
  *
@@ -66,6 +69,8 @@ function coreSplit(cores: number, loaders: number): { server?: string; load?: st
 interface Entry {
   row: Omit<ShardRow, "read" | "insert"> & Partial<ShardRow>;
   server: Server;
+  /** All 64 databases over one pool of connections (one pooled client, a proxy): Shoal's second row. */
+  shared?: boolean;
   /** Also measured on one database (one client's reads, 32 inserts in flight) under this name. */
   single?: "shoal" | "bare";
 }
@@ -99,9 +104,14 @@ async function startAll(
       const server = await startShoalProcess(await copy(seedDir, `shoal-${workers}`), workers, cpus);
       const label = `Shoal, SHOAL_WORKERS=${workers}${workers === cores ? " (all)" : ""}`;
       entries.push({
-        row: { kind: "shoal", size: workers, label },
+        row: { kind: "shoal", size: workers, label, pool: "per-database" },
         server,
         single: workers === cores ? "shoal" : undefined,
+      });
+      entries.push({
+        row: { kind: "shoal", size: workers, label: `${label}, shared pool`, pool: "shared" },
+        server,
+        shared: true,
       });
     }
     for (const processes of bareSizes) {
@@ -118,7 +128,7 @@ async function startAll(
       });
     }
   } catch (e) {
-    await Promise.all(entries.map((x) => x.server.stop()));
+    await Promise.all([...new Set(entries.map((x) => x.server))].map((server) => server.stop()));
     throw e;
   }
   return { jwt, entries };
@@ -159,17 +169,17 @@ export async function shardsBenchmark(opts: BenchOptions): Promise<Record<string
       if (r.errors > 0) throw new Error(`${server.url}: ${r.errors} errors`);
       return r;
     };
-    const many = (server: Server, bodies: string[], t = timing) =>
-      run(server, { bodies, paths: allPaths, concurrency: CONCURRENCY, ...t });
-    for (const { server } of rounds === 1 ? entries : []) {
-      await many(server, reads, prime);
-      await many(server, inserts, prime);
+    const many = (server: Server, bodies: string[], t = timing, sharedPool = false) =>
+      run(server, { bodies, paths: allPaths, concurrency: CONCURRENCY, sharedPool, ...t });
+    for (const { server, shared } of rounds === 1 ? entries : []) {
+      await many(server, reads, prime, shared);
+      await many(server, inserts, prime, shared);
     }
     for (let round = 1; round <= rounds; round++) {
-      for (const { row, server, single: name } of entries) {
+      for (const { row, server, single: name, shared } of entries) {
         process.stderr.write(`  shards: round ${round}/${rounds}, ${row.label}\n`);
-        row.read = best(row.read, await many(server, reads));
-        row.insert = best(row.insert, await many(server, inserts));
+        row.read = best(row.read, await many(server, reads, timing, shared));
+        row.insert = best(row.insert, await many(server, inserts, timing, shared));
         if (!name) continue;
         const one = `${server.url}${allPaths[0]}`;
         single[`${name}Read`] = best(
@@ -183,7 +193,7 @@ export async function shardsBenchmark(opts: BenchOptions): Promise<Record<string
       }
     }
   } finally {
-    await Promise.all(entries.map((x) => x.server.stop()));
+    await Promise.all([...new Set(entries.map((x) => x.server))].map((server) => server.stop()));
     await rm(dir, { recursive: true, force: true });
   }
   const rows = entries.map((x) => x.row as ShardRow);

@@ -83,7 +83,12 @@ export class ShoalMetrics {
   private readonly perStatement = new Map<string, StatementSeries>();
   private readonly perRequest = new Map<string, { count: CounterSeries; seconds: HistogramSeries }>();
   private readonly shardEnds: Counter<"reason">;
-  private readonly shardHops: Counter<"way">;
+  private readonly shardHops = new Counter({
+    name: "shoal_shard_hops_total",
+    help: "Data-plane requests a shard received for another process's database and sent on: over the SQL hop (sql), or as HTTP over loopback (http).",
+    labelNames: ["way"],
+    registers: [this.registry],
+  });
   private readonly historyLost: Counter;
 
   constructor(readonly settings: MetricsSettings) {
@@ -156,12 +161,6 @@ export class ShoalMetrics {
       name: "shoal_shard_restarts_total",
       help: "Shard processes started again after they ended by themselves (crashed) or were killed by the watchdog (killed).",
       labelNames: ["reason"],
-      registers,
-    });
-    this.shardHops = new Counter({
-      name: "shoal_shard_hops_total",
-      help: "Data-plane requests a shard received for another process's database and sent on: over the SQL hop (sql), or as HTTP over loopback (http).",
-      labelNames: ["way"],
       registers,
     });
     this.historyLost = new Counter({

@@ -72,31 +72,51 @@ export function encodeFrame(kind: Kind, id: number, head?: unknown, payload?: Bu
 /** Largest frame accepted: a body of at most 16 MiB (MAX_BODY_BYTES) with room for its head. */
 export const MAX_FRAME_BYTES = 17 * 1024 * 1024;
 
-/** Cuts a byte stream into frames; the bytes of an unfinished frame wait for the next chunk. */
+/**
+ * Cuts a byte stream into frames. The chunks of an unfinished frame are kept as they came and
+ * joined once it is whole: a large body arriving in many chunks is copied once, not per chunk.
+ */
 export class FrameReader {
-  private pending: Buffer = EMPTY;
+  private chunks: Buffer[] = [];
+  private buffered = 0;
+  /** The size of the frame being gathered (from its first 4 bytes), once known. */
+  private needed = -1;
 
   /** The frames `chunk` completes; throws on a frame no peer of ours would send. */
   push(chunk: Buffer): Frame[] {
-    let buf = this.pending.length === 0 ? chunk : Buffer.concat([this.pending, chunk]);
+    this.chunks.push(chunk);
+    this.buffered += chunk.length;
     const out: Frame[] = [];
-    let at = 0;
-    while (buf.length - at >= 4) {
-      const size = buf.readUInt32BE(at);
-      if (size > MAX_FRAME_BYTES) throw new Error(`a hop frame of ${size} bytes is larger than any sent`);
-      if (buf.length - at < 4 + size) break;
-      const kind = buf.readUInt8(at + 4) as Kind;
-      const id = buf.readUInt32BE(at + 5);
-      const headBytes = buf.readUInt32BE(at + 9);
-      const headEnd = at + PREFIX + headBytes;
-      const head = headBytes === 0 ? undefined : JSON.parse(buf.toString("utf8", at + PREFIX, headEnd));
-      // A copy, so the frame doesn't keep the whole chunk it came in alive.
-      const payload = Buffer.from(buf.subarray(headEnd, at + 4 + size));
-      out.push({ kind, id, head, payload });
-      at += 4 + size;
+    for (;;) {
+      if (this.needed < 0) {
+        if (this.buffered < 4) break;
+        const size = this.join().readUInt32BE(0);
+        if (size > MAX_FRAME_BYTES) throw new Error(`a hop frame of ${size} bytes is larger than any sent`);
+        this.needed = 4 + size;
+      }
+      if (this.buffered < this.needed) break;
+      const buf = this.join();
+      out.push(frameAt(buf, this.needed));
+      const rest = buf.subarray(this.needed);
+      this.chunks = rest.length > 0 ? [rest] : [];
+      this.buffered = rest.length;
+      this.needed = -1;
     }
-    buf = buf.subarray(at);
-    this.pending = buf.length === 0 ? EMPTY : Buffer.from(buf);
     return out;
   }
+
+  private join(): Buffer {
+    if (this.chunks.length > 1) this.chunks = [Buffer.concat(this.chunks, this.buffered)];
+    return this.chunks[0]!;
+  }
+}
+
+/** The frame at the start of `buf`, `end` bytes long. */
+function frameAt(buf: Buffer, end: number): Frame {
+  const kind = buf.readUInt8(4) as Kind;
+  const id = buf.readUInt32BE(5);
+  const headEnd = PREFIX + buf.readUInt32BE(9);
+  const head = headEnd === PREFIX ? undefined : JSON.parse(buf.toString("utf8", PREFIX, headEnd));
+  // A copy, so the frame doesn't keep the whole chunk it came in alive.
+  return { kind, id, head, payload: Buffer.from(buf.subarray(headEnd, end)) };
 }
