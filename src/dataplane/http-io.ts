@@ -16,13 +16,14 @@ const SLICE_MS = 4;
 const CHUNK_CHARS = 64 * 1024;
 
 export function send(res: ServerResponse, status: number, body: string, contentType: string): void {
-  const bytes = Buffer.from(body);
   res.writeHead(status, {
     "content-type": contentType,
-    "content-length": bytes.length,
+    "content-length": Buffer.byteLength(body),
     ...corsHeaders(res.req),
   });
-  res.end(bytes);
+  // A string, not its bytes: node writes the head and a string body in one piece, where a
+  // Buffer would cost an encoding into a new buffer first.
+  res.end(body);
 }
 
 /**
@@ -53,12 +54,14 @@ export async function sendJson(
   contentType = "application/json",
   lines?: Iterable<unknown>,
 ): Promise<void> {
-  res.once("close", () => budget.settle());
   if (budget.small) {
+    // A small answer was never counted against the total (see response-budget.ts).
+    budget.settle();
     const body = lines ? `${[...lines].map((l) => JSON.stringify(l)).join("\n")}\n` : JSON.stringify(value);
     send(res, 200, body, contentType);
     return;
   }
+  res.once("close", () => budget.settle());
   res.writeHead(200, { "content-type": contentType, ...corsHeaders(res.req) });
   const write = (chunk: string) => (res.write(chunk) || res.destroyed ? undefined : drained(res));
   let rest = "";

@@ -28,9 +28,14 @@ import type { DataRoute } from "./routing.js";
 import { type SyncServices, syncExport, syncFrames, syncInfo } from "./sync.js";
 import { isUploadRequest, uploadsOf } from "./upload.js";
 
+const BEARER = /^bearer\s+(\S+)\s*$/i;
+
 function bearer(header: string | undefined): string | undefined {
-  const m = header ? /^bearer\s+(\S+)\s*$/i.exec(header) : null;
-  return m?.[1];
+  if (header === undefined) return undefined;
+  // What every client sends: "Bearer <token>" with one space and nothing after (no regex needed).
+  if (header.length > 7 && header.startsWith("Bearer ") && !header.includes(" ", 7) && !header.includes("\t"))
+    return header.slice(7);
+  return BEARER.exec(header)?.[1];
 }
 
 function batonOf(body: Record<string, unknown>): string | undefined {
