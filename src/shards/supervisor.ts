@@ -30,6 +30,8 @@ const MAX_SOCKET_PATH = 103;
  * would still be too long: requests then hop over HTTP only.
  */
 function hopFolder(count: number): string | undefined {
+  // One shard has no other to send requests to.
+  if (count < 2) return undefined;
   const dir = mkdtempSync(path.join(tmpdir(), "shoal-"));
   if (hopSocketPath(dir, count - 1).length <= MAX_SOCKET_PATH) return dir;
   rmSync(dir, { recursive: true, force: true });
