@@ -39,6 +39,12 @@ export class DirectoryCache {
     return hit && now - hit.at < this.ttlMs ? hit.record : undefined;
   }
 
+  /** The record with when it was read, if read less than `ttlMs` before `now`. */
+  entry(locator: DatabaseLocator, now = Date.now()): { record: DataPlaneDatabase; at: number } | undefined {
+    const hit = this.records.get(locatorKey(locator));
+    return hit && now - hit.at < this.ttlMs ? hit : undefined;
+  }
+
   /** Keeps what was read at `at`; a database not found is forgotten, never cached as missing. */
   put(locator: DatabaseLocator, record: DataPlaneDatabase | undefined, at: number): void {
     const key = locatorKey(locator);

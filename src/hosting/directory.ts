@@ -36,7 +36,19 @@ export class DatabaseDirectory implements DatabaseLookup, DataPlaneCache {
   }
 
   async find(locator: DatabaseLocator, now = Date.now()): Promise<DataPlaneDatabase | undefined> {
-    const hit = this.cache.peek(locator, now);
+    return (await this.findRead(locator, now)).record;
+  }
+
+  /**
+   * The record and when it was read from the store: another process caching it keeps it until
+   * that read is `ttlMs` old, not longer, so a change made elsewhere still shows within `ttlMs`
+   * however many caches it passed through (the shards share the node's reads this way).
+   */
+  async findRead(
+    locator: DatabaseLocator,
+    now = Date.now(),
+  ): Promise<{ record: DataPlaneDatabase | undefined; at: number }> {
+    const hit = this.cache.entry(locator, now);
     if (hit) return hit;
     const generation = this.generation;
     const record = await this.store.read(async (r) => {
@@ -53,7 +65,7 @@ export class DatabaseDirectory implements DatabaseLookup, DataPlaneCache {
     // cache must not hand it to those who come after (a demoted primary's replica build would
     // otherwise still see itself as the primary for up to the TTL, and stop).
     if (generation === this.generation) this.cache.put(locator, record, now);
-    return record;
+    return { record, at: now };
   }
 
   /** File of a database's primary instance, remembered (building it is a path join per request). */
@@ -68,6 +80,12 @@ export class DatabaseDirectory implements DatabaseLookup, DataPlaneCache {
   reload(locator: DatabaseLocator): Promise<DataPlaneDatabase | undefined> {
     this.cache.drop(locator);
     return this.find(locator);
+  }
+
+  /** `findRead`, from the store whatever is cached. */
+  reloadRead(locator: DatabaseLocator): Promise<{ record: DataPlaneDatabase | undefined; at: number }> {
+    this.cache.drop(locator);
+    return this.findRead(locator);
   }
 
   /** Forgets everything; called after any local change to databases, groups or tokens. */

@@ -4,6 +4,7 @@ import type { ReplicaPort } from "../domain/core/ports.js";
 import type { DatabaseLookup } from "../domain/data-access/ports.js";
 import type { CommitEvent } from "../engine/hosted-databases.js";
 import type { HeldPrimaryList } from "../hosting/backup-source.js";
+import type { DatabaseDirectory } from "../hosting/directory.js";
 import type { PrimaryLeases } from "../hosting/primary-leases.js";
 import type { UploadInstaller } from "../hosting/upload-installer.js";
 import type { PrimaryMethods, ShardEvents } from "./protocol.js";
@@ -11,7 +12,7 @@ import type { Supervisor } from "./supervisor.js";
 
 /** The node's parts a shard reaches through its primary process. */
 export interface PrimaryAnswerParts {
-  directory: DatabaseLookup;
+  directory: Pick<DatabaseLookup, "groupExists"> & Pick<DatabaseDirectory, "findRead" | "reloadRead">;
   holders: HolderLookup;
   peers: DataPlanePeers;
   replicas: ReplicaPort & {
@@ -27,8 +28,12 @@ export interface PrimaryAnswerParts {
 /** What the node answers its shards. */
 export function primaryAnswers(parts: PrimaryAnswerParts): PrimaryMethods {
   return {
-    // A shard asks when its own cache has no fresh record: read the store, as the node's cache would.
-    find: (locator) => parts.directory.reload(locator),
+    // A shard asks when its own cache has no fresh record. Every shard asks for the databases it
+    // serves or sends on, each second: they share the node's read, each keeping it only until
+    // that read is a TTL old (a store read per shard and database, each second, held a 16-shard
+    // node's primary process busy).
+    find: (locator, fresh) =>
+      fresh ? parts.directory.reloadRead(locator) : parts.directory.findRead(locator),
     groupExists: (groupId) => parts.directory.groupExists(groupId),
     holderOf: async (location) => parts.holders.of(location),
     peerUrl: (location) => parts.peers.urlOf(location),

@@ -48,8 +48,14 @@ export type { LeaseView } from "../hosting/primary-leases.js";
 
 /** What a shard asks of the node (its primary process answers). */
 export type PrimaryMethods = {
-  /** The database's record, read from the store (the shard caches it, as the directory does). */
-  find(locator: DatabaseLocator): Promise<DataPlaneDatabase | undefined>;
+  /**
+   * The database's record and when it was read from the store: the node's cached read, or, with
+   * `fresh`, a new one (the shard caches it until that read is as old as the directory's TTL).
+   */
+  find(
+    locator: DatabaseLocator,
+    fresh: boolean,
+  ): Promise<{ record: DataPlaneDatabase | undefined; at: number }>;
   groupExists(groupId: string): Promise<boolean>;
   holderOf(location: string): Promise<NodeAddress | undefined>;
   peerUrl(location: string): Promise<string | undefined>;

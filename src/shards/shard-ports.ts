@@ -39,12 +39,10 @@ export class RemoteDirectory implements DatabaseLookup {
     const key = locatorKey(locator);
     let asked = this.inFlight.get(key);
     if (!asked) {
-      const at = Date.now();
       // Requests arriving together for one database share one read.
-      asked = this.primary.find(locator).then(
+      asked = this.ask(locator, false).then(
         (record) => {
           this.inFlight.delete(key);
-          this.cache.put(locator, record, at);
           return record;
         },
         (e: unknown) => {
@@ -57,9 +55,17 @@ export class RemoteDirectory implements DatabaseLookup {
     return asked;
   }
 
+  /** A record read from the store now, whatever the node has cached. */
   reload(locator: DatabaseLocator): Promise<DataPlaneDatabase | undefined> {
     this.cache.drop(locator);
-    return this.find(locator);
+    return this.ask(locator, true);
+  }
+
+  /** Asks the node, and keeps the answer until its store read is a TTL old. */
+  private async ask(locator: DatabaseLocator, fresh: boolean): Promise<DataPlaneDatabase | undefined> {
+    const { record, at } = await this.primary.find(locator, fresh);
+    this.cache.put(locator, record, at);
+    return record;
   }
 
   pathOf(d: DatabaseForDataPlane, files: Pick<InstanceFiles, "path">): string {

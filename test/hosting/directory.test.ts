@@ -4,6 +4,7 @@ import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import type { StoreAccess } from "../../src/domain/core/ports.js";
 import { DatabaseDirectory } from "../../src/hosting/directory.js";
+import { RemoteDirectory } from "../../src/shards/shard-ports.js";
 import { openSqliteStore } from "../../src/store/sqlite.js";
 import type { Store } from "../../src/store/store.js";
 import { seedGroup } from "../helpers/store-seed.js";
@@ -66,5 +67,38 @@ describe("the database directory", () => {
     // ... but one that begins after it never sees that.
     expect((await directory.find({ id: "d1" }))?.primary_location).toBe("west");
     expect(reads).toBe(2);
+  });
+
+  it("gives its shards the time of the store read with a record, so no cache keeps it past the TTL", async () => {
+    let reads = 0;
+    const counting: StoreAccess = {
+      read: (fn) => {
+        reads++;
+        return store.read(fn);
+      },
+      write: (fn) => store.write(fn),
+    };
+    const ttl = 200;
+    const directory = new DatabaseDirectory(counting, ttl);
+    const first = await directory.findRead({ id: "d1" });
+    const readsAfterFirst = reads;
+    // The node's read is shared: asked again within the TTL, no store read, and the first read's time.
+    await new Promise((r) => setTimeout(r, 50));
+    const again = await directory.findRead({ id: "d1" });
+    expect(again.at).toBe(first.at);
+    expect(reads).toBe(readsAfterFirst);
+    // A shard keeps what it was given only until that read is a TTL old.
+    const primary = {
+      find: (locator: { id: string }, fresh: boolean) =>
+        fresh ? directory.reloadRead(locator) : directory.findRead(locator),
+    } as unknown as ConstructorParameters<typeof RemoteDirectory>[0];
+    const shard = new RemoteDirectory(primary, ttl);
+    expect((await shard.find({ id: "d1" }))?.id).toBe("d1");
+    expect(shard.peek({ id: "d1" })).toBeDefined();
+    expect(shard.peek({ id: "d1" }, first.at + ttl)).toBeUndefined();
+    // A reload reads the store, whatever the node had cached.
+    await movePrimary("west");
+    expect((await shard.find({ id: "d1" }))?.primary_location).toBe("east");
+    expect((await shard.reload({ id: "d1" }))?.primary_location).toBe("west");
   });
 });
