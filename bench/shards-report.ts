@@ -56,7 +56,9 @@ export function printShards(
     const skipped = [2, 4, 8].filter((n) => n > cores);
     console.log(
       `Only ${cores} cores: the load processes share them with the server, so scaling past ${cores} can't show` +
-        (skipped.length ? `; bare clusters of ${skipped.join(", ")} processes skipped.` : "."),
+        (skipped.length
+          ? `; Shoal at ${skipped.join(", ")} shards and bare clusters of as many processes skipped.`
+          : "."),
     );
   }
   console.log(

@@ -1,7 +1,7 @@
 /**
  * Many databases (issue 12): point reads and single-row inserts spread over 64 databases, 256
  * requests in flight from load processes, against Shoal processes at `SHOAL_WORKERS` = 1, 2, 4,
- * 8 and the number of cores, and, in the same run, the bare node:http + libsql baseline over the
+ * 8 and the number of cores (those up to the cores the servers have), and, in the same run, the bare node:http + libsql baseline over the
  * same 64 databases as one process and as a cluster of processes. Shoal is measured twice: with a
  * keep-alive pool per database (clients addressing their database by hostname), and with one pool
  * shared by all 64 (one pooled client over the path URLs, fetch's pool per origin, or a proxy in
@@ -147,7 +147,8 @@ export async function shardsBenchmark(opts: BenchOptions): Promise<Record<string
   // its hot paths: a warm-up of its own, unmeasured, so that none of it counts as a request's CPU.
   // With several rounds the first one is that warm-up (each server keeps its best round).
   const prime = { warmupMs: 0, durationMs: 700 };
-  const workerCounts = [...new Set([1, 2, 4, 8, cores])].sort((a, b) => a - b);
+  // Past the cores the servers have, more shards only contend (as the bare clusters, skipped too).
+  const workerCounts = [...new Set([1, 2, 4, 8, cores])].filter((n) => n <= cores).sort((a, b) => a - b);
   const clusterSizes = [...new Set([2, 4, 8, cores])].filter((n) => n > 1 && n <= cores);
   const dir = await mkdtemp(path.join(tmpdir(), "shoal-bench-shards-"));
   process.stderr.write(

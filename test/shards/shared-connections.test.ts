@@ -21,7 +21,8 @@ let dbs: TestDatabase[];
 const on: TestDatabase[] = [];
 
 beforeAll(async () => {
-  h = await startTestShoal({ workers: SHARDS });
+  // Room for an answer larger than the sockets' kernel buffers hold (the slow reader's test).
+  h = await startTestShoal({ workers: SHARDS, maxResponseBytes: 64 * 1024 * 1024 });
   const first = await setupDatabase(h);
   dbs = [first];
   while (dbs.length < DATABASES) dbs.push(await setupDatabase(h, { user: first.user }));
@@ -167,6 +168,47 @@ describe("clients sharing connections across databases", () => {
     });
     expect(notJson).toBe(400);
     expect(await hops()).toBeGreaterThanOrEqual(before + 4);
+    agent.destroy();
+  });
+
+  it("hold a large answer for a client that reads it slowly, and deliver it whole", async () => {
+    // About 31 MB: more than the kernel's buffers on the way take, so the owner is asked to wait.
+    const agent = await connectionOf(0);
+    const target = on[1]!;
+    const body = JSON.stringify({
+      requests: [
+        sql(
+          "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 30000) SELECT i, printf('%.1000c', 'y') AS pad FROM n",
+        ),
+      ],
+    });
+    const text = await new Promise<string>((resolve, reject) => {
+      const req = http.request(
+        `${target.urls.httpPath}v2/pipeline`,
+        {
+          agent,
+          method: "POST",
+          headers: { authorization: `Bearer ${target.token}`, "content-type": "application/json" },
+        },
+        (res) => {
+          // Nothing read for a while: the owner is asked to hold the rest of the answer.
+          res.pause();
+          const chunks: Buffer[] = [];
+          setTimeout(() => {
+            res.on("data", (c: Buffer) => chunks.push(c));
+            res.on("end", () => resolve(Buffer.concat(chunks).toString()));
+            res.resume();
+          }, 800);
+        },
+      );
+      req.on("error", reject);
+      req.end(body);
+    });
+    const rows = JSON.parse(text).results[0].response.result.rows;
+    expect(rows).toHaveLength(30_000);
+    expect(rows[29_999][0]).toEqual({ type: "integer", value: "30000" });
+    // The connection is still good for the next request.
+    expect((await post(agent, target, { requests: [sql("SELECT 1")] })).status).toBe(200);
     agent.destroy();
   });
 
