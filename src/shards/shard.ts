@@ -80,8 +80,7 @@ function hopsOf(init: ShardInit, parts: ShardParts): Hops {
       await inbound.listen();
     },
     async close() {
-      out.closeAll();
-      await inbound?.close();
+      await Promise.all([out.close(), inbound?.close()]);
     },
   };
 }

@@ -80,6 +80,11 @@ class PeerLink {
     this.write(encodeFrame(Kind.Request, id, head, body));
   }
 
+  /** Requests sent and not yet answered. */
+  get waiting(): number {
+    return this.outgoing.size;
+  }
+
   close(): void {
     this.socket?.destroy();
   }
@@ -217,8 +222,15 @@ export class SqlHop {
     return true;
   }
 
-  closeAll(): void {
+  /**
+   * Sends nothing more; the answers still awaited come in (the owner finishes what it started,
+   * as its own connections' requests), then the links close. Past `deadlineMs` they close anyway.
+   */
+  async close(deadlineMs = 15_000): Promise<void> {
     this.closed = true;
+    const deadline = Date.now() + deadlineMs;
+    const waiting = () => [...this.links.values()].some((l) => l.waiting > 0);
+    while (waiting() && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
     for (const l of this.links.values()) l.close();
     this.links.clear();
   }

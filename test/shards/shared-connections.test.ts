@@ -77,6 +77,23 @@ async function connectionOf(index: number): Promise<http.Agent> {
   return agent;
 }
 
+/**
+ * Sends requests for `target` on `agent` until one goes over the SQL hop: a shard connects its
+ * link to another on first need, and the requests before that take the HTTP hop.
+ */
+async function warmHop(agent: http.Agent, target: TestDatabase): Promise<void> {
+  await expect
+    .poll(
+      async () => {
+        const before = await hops();
+        await post(agent, target, { requests: [sql("SELECT 1")] });
+        return (await hops()) > before;
+      },
+      { timeout: 10_000, interval: 50 },
+    )
+    .toBe(true);
+}
+
 describe("clients sharing connections across databases", () => {
   it("get every read and write answered by the shard owning its database, each client reading its own writes", async () => {
     const before = await hops();
@@ -128,6 +145,7 @@ describe("clients sharing connections across databases", () => {
   it("pass on answers of every kind: large ones in pieces, SQL errors, refusals, and the request id", async () => {
     const agent = await connectionOf(0);
     const target = on[1]!;
+    await warmHop(agent, target);
     const before = await hops();
     // About 3 MB of rows: past the size answered in one piece, so it comes back in chunks.
     const big = await post(agent, target, {
@@ -175,6 +193,7 @@ describe("clients sharing connections across databases", () => {
     // About 31 MB: more than the kernel's buffers on the way take, so the owner is asked to wait.
     const agent = await connectionOf(0);
     const target = on[1]!;
+    await warmHop(agent, target);
     const body = JSON.stringify({
       requests: [
         sql(
@@ -215,6 +234,7 @@ describe("clients sharing connections across databases", () => {
   it("answer SHARD_FAILED when the owner ends while it runs a request sent on, and go on once it is back", async () => {
     const agent = await connectionOf(0);
     const target = on[1]!;
+    await warmHop(agent, target);
     // TEXT that isn't UTF-8 makes the driver panic, which ends shard 1 mid-request.
     const crashed = await post(agent, target, { requests: [sql("SELECT CAST(x'ff' AS TEXT)")] });
     expect(crashed.status).toBe(502);
@@ -226,6 +246,31 @@ describe("clients sharing connections across databases", () => {
         interval: 200,
       })
       .toBe(200);
+    agent.destroy();
+  }, 30_000);
+});
+
+describe("a node stopping", () => {
+  it("lets a request sent on over the hop finish before the shards stop", async () => {
+    const agent = await connectionOf(0);
+    const target = on[1]!;
+    await warmHop(agent, target);
+    const slow = post(agent, target, {
+      requests: [
+        sql(
+          "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 8000000) SELECT count(*) FROM n",
+        ),
+      ],
+    });
+    await new Promise((r) => setTimeout(r, 100));
+    const stopped = h.close();
+    const answer = await slow;
+    expect(answer.status, answer.text).toBe(200);
+    expect(JSON.parse(answer.text).results[0].response.result.rows[0][0]).toEqual({
+      type: "integer",
+      value: "8000000",
+    });
+    await stopped;
     agent.destroy();
   }, 30_000);
 });
