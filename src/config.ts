@@ -2,6 +2,7 @@ import { availableParallelism } from "node:os";
 import path from "node:path";
 import { z } from "zod";
 import { BACKUP_SETTING_NAMES, type BackupSettings, readBackupSettings } from "./backup/settings.js";
+import { FAILPOINTS, type Failpoint } from "./lib/failpoints.js";
 import { canonicalEntry } from "./lib/ip-allowlist.js";
 
 /** One entry of the location catalogue: a code clients send and a human description. */
@@ -93,6 +94,8 @@ export interface Config {
   failoverAfterMs: number;
   /** A replica's pull from another node's primary making no progress this long is ended. */
   replicaPullTimeoutMs: number;
+  /** Places made to fail on purpose, for fault tests (see lib/failpoints.ts); unset: none. */
+  failpoints?: readonly Failpoint[];
 }
 
 const CODE = /^[a-z0-9][a-z0-9-]{0,62}$/;
@@ -241,6 +244,16 @@ const EnvSchema = z.object({
   SHOAL_PRIMARY_LEASE_MS: wholeNumber(1000, 3_600_000).default(10_000),
   SHOAL_FAILOVER_AFTER_MS: wholeNumber(0, 86_400_000).default(0),
   SHOAL_REPLICA_PULL_TIMEOUT_MS: wholeNumber(100, 3_600_000).default(5000),
+  SHOAL_FAILPOINTS: z
+    .string()
+    .transform((text) =>
+      text
+        .split(",")
+        .map((c) => c.trim())
+        .filter((c) => c !== ""),
+    )
+    .pipe(z.array(z.enum(FAILPOINTS, `failpoint names separated by commas: ${FAILPOINTS.join(", ")}`)))
+    .optional(),
   SHOAL_NODE_URL: z
     .string()
     .regex(/^https?:\/\/[^/\s]+\/?$/, "a base URL such as http://10.0.0.5:8080")
@@ -311,5 +324,6 @@ export function loadConfig(env: NodeJS.ProcessEnv, version: string): Config {
     primaryLeaseMs: e.SHOAL_PRIMARY_LEASE_MS,
     failoverAfterMs: e.SHOAL_FAILOVER_AFTER_MS,
     replicaPullTimeoutMs: e.SHOAL_REPLICA_PULL_TIMEOUT_MS,
+    ...(e.SHOAL_FAILPOINTS?.length ? { failpoints: Object.freeze(e.SHOAL_FAILPOINTS) } : {}),
   });
 }

@@ -1,5 +1,6 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { Duplex } from "node:stream";
+import { failpoint } from "../lib/failpoints.js";
 import { clientAddressResolver } from "./client-address.js";
 import { Forwarder } from "./forward/forwarder.js";
 import { HranaError } from "./hrana/errors.js";
@@ -8,6 +9,7 @@ import type { LocationServices } from "./hrana/location-stream.js";
 import { ResponseBytes, type ResponseLimits } from "./hrana/response-budget.js";
 import type { StreamLimits, StreamServices } from "./hrana/stream.js";
 import { StreamCounts } from "./hrana/stream-limits.js";
+import type { AfterStatementStep } from "./hrana/stream-services.js";
 import { HranaHttp } from "./http.js";
 import type { DataPlaneParts } from "./parts.js";
 import { CommitWaiters } from "./pull/commit-waiters.js";
@@ -48,6 +50,14 @@ export interface DataPlane {
   close(): void;
 }
 
+/** What the log says when a step after a statement fails; the statement's answer stands. */
+const AFTER_STATEMENT_FAILURES: Record<AfterStatementStep, string> = {
+  usage: "a statement ran but its usage could not be counted",
+  // Its followers miss this change, and applying the next one to them fails its check (recorded
+  // in the audit log) instead of diverging silently.
+  "schema-journal": "a schema change committed but could not be journaled for the schema's followers",
+};
+
 /** Everything that serves SQL to clients: Hrana over HTTP and WebSocket, for every database. */
 export function createDataPlane(deps: DataPlaneParts, settings: DataPlaneSettings): DataPlane {
   const services: StreamServices & SyncServices & LocationServices & PullServices = {
@@ -67,13 +77,12 @@ export function createDataPlane(deps: DataPlaneParts, settings: DataPlaneSetting
       Math.max(1, Math.min(settings.maxStreamsPerDatabase, Math.floor(deps.hosted.connectionLimit / 2))),
     ),
     schemaChanged(access, conn, statements) {
-      try {
-        deps.schema.changed(access.database, conn, statements);
-      } catch (e) {
-        // The commit stands, but unjournaled: its followers miss this change, and applying the
-        // next one to them fails its check (recorded in the audit log) instead of diverging silently.
-        deps.log.error({ err: e, dbId: access.database.id }, "could not record a schema change");
-      }
+      failpoint("after-commit.schema-journal");
+      deps.schema.changed(access.database, conn, statements);
+    },
+    afterCommitFailed(step, dbId, error) {
+      deps.metrics.afterCommitFailure(step);
+      deps.log.error({ err: error, dbId, step }, AFTER_STATEMENT_FAILURES[step]);
     },
     async resolveAttach(access, name) {
       const d = await deps.directory.find({ orgSlug: access.database.org_slug, name });

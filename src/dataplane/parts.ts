@@ -39,7 +39,7 @@ export interface DataPlaneParts extends DataAccessPorts {
   uploads: Pick<UploadInstaller, "install">;
   log: Logger;
   version: string;
-  metrics: Pick<ShoalMetrics, "dataRequest" | "webSocket">;
+  metrics: Pick<ShoalMetrics, "dataRequest" | "webSocket" | "afterCommitFailure">;
   /** Which node holds each location, for requests this node sends on to another. */
   holders: HolderLookup;
   /** Signs and checks the client address of requests one node forwards to another. */

@@ -1,7 +1,8 @@
 import { renameSync, rmSync } from "node:fs";
 import path from "node:path";
+import { failpoint } from "../lib/failpoints.js";
 import { type CommitTime, CommitTimes } from "./commit-times.js";
-import { ArchiveCopy, archiveFrames, readArchive } from "./frame-archive.js";
+import { ArchiveCopy, readArchive } from "./frame-archive.js";
 import {
   type FrameHistory,
   type FrameRead,
@@ -13,14 +14,8 @@ import {
   saveMeta,
   withoutRetired,
 } from "./frame-log-meta.js";
-import {
-  advanceBase,
-  dropBase,
-  dropStagedBase,
-  type GenerationChain,
-  keepStagedBase,
-  stageBase,
-} from "./history.js";
+import { endGeneration } from "./frame-log-rollover.js";
+import { advanceBase, dropBase, dropStagedBase, type GenerationChain, keepStagedBase } from "./history.js";
 import { retiredCycle } from "./retired-cycle.js";
 import { readWalFrames, scanWal } from "./wal.js";
 import { WalIndex } from "./wal-index.js";
@@ -241,25 +236,25 @@ export class FrameLog {
     const g = this.meta.generation;
     const frames = this.committed;
     if (frames === 0) return true;
-    const tmp = archiveFrames(this.copy, this.walPath, g, frames, `${this.file("frames", g)}.tmp`);
+    const copy = this.copy;
     this.copy = undefined;
-    // The file is still generation g's starting image: the last moment to keep it for history.
-    let staged: string | undefined;
-    try {
-      staged = stageBase(this.dir, this.dbPath, this.chain());
-    } catch {
-      // History is a convenience of replication's log: without an image it starts again later.
-      staged = undefined;
+    const ended = endGeneration({
+      dir: this.dir,
+      dbPath: this.dbPath,
+      walPath: this.walPath,
+      meta: this.meta,
+      copy,
+      frames,
+      wholePath: `${this.file("frames", g)}.tmp`,
+      chain: () => this.chain(),
+      checkpoint,
+    });
+    if (ended.kind === "busy") return false;
+    if (ended.kind === "failed") {
+      if (ended.retiring) this.meta = ended.retiring;
+      throw ended.error;
     }
-    // From the checkpoint's first write the file is no longer g's start: a process ending before
-    // the log says g ended must find that out (see `abandonRetiring`), even after a power loss.
-    if (this.meta.salts) saveMeta(this.dir, { ...this.meta, retiring: { ...this.meta.salts, frames } }, true);
-    if (!checkpoint()) {
-      saveMeta(this.dir, this.meta);
-      rmSync(tmp, { force: true });
-      dropStagedBase(staged);
-      return false;
-    }
+    const { archive: tmp, staged } = ended;
     renameSync(tmp, this.file("frames", g));
     const startedAt = this.meta.archived.find((a) => a.generation === g - 1)?.endedAt ?? null;
     this.closeFiles();
@@ -267,6 +262,10 @@ export class FrameLog {
     this.meta = rolledOver(this.meta, frames, now);
     this.committed = 0;
     this.notified = 0;
+    // Past the checkpoint the generation has ended whatever happens here: should the state file
+    // not be written (a full disk), the one on disk still says "retiring", and the process that
+    // opens the log next ends the generation as lost (replicas start over; nothing committed is).
+    failpoint("after-commit.rollover-meta");
     saveMeta(this.dir, this.meta);
     try {
       if (staged) keepStagedBase(this.dir, staged, { generation: g, startedAt });

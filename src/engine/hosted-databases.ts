@@ -1,3 +1,4 @@
+import { failpoint } from "../lib/failpoints.js";
 import type { EngineConnection } from "./connection.js";
 import type { DatabaseKey } from "./encryption/keys.js";
 import { HostedDatabase, type HostingNode } from "./hosted-database.js";
@@ -24,6 +25,14 @@ export interface CommitEvent {
 const ROLLOVER_FRAMES = 4000;
 /** Frames beyond which the next commit ends the generation even if that copy isn't done. */
 const ROLLOVER_FRAMES_AT_MOST = 4 * ROLLOVER_FRAMES;
+/**
+ * After a rollover failed (a full disk, most often), the database's commits go on in the same
+ * generation and the next try waits this long: each try copies up to 16 MB of frames.
+ */
+const ROLLOVER_RETRY_MS = 5000;
+
+/** A step after a commit that failed; the commit stands (see `onStepFailed`). */
+export type CommitStep = "frame-log" | "notice";
 
 /**
  * The databases this node runs, one HostedDatabase per file, created on first use; the budget of
@@ -39,6 +48,9 @@ export class HostedDatabases {
   private readonly node: HostingNode;
   /** Databases with commits their frame logs haven't recorded yet, recorded at the turn's end. */
   private readonly unsettled = new Set<HostedDatabase>();
+  /** Databases whose last rollover failed, with when the next may be tried. */
+  private readonly rolloverRetryAt = new WeakMap<HostedDatabase, number>();
+  private readonly stepListeners: Array<(step: CommitStep, path: string, error: unknown) => void> = [];
 
   constructor(
     opts: Omit<PoolOptions, "beforeLastClose" | "afterFirstOpen">,
@@ -107,6 +119,15 @@ export class HostedDatabases {
   }
 
   /**
+   * Calls `listener` when a step that follows a commit failed: a listener of `onCommit` threw, or
+   * the frame log couldn't record or roll over (a full disk). The commit stands either way; what
+   * failed is tried again (the record at the next read or commit, a rollover after a pause).
+   */
+  onStepFailed(listener: (step: CommitStep, path: string, error: unknown) => void): void {
+    this.stepListeners.push(listener);
+  }
+
+  /**
    * Calls `listener` when a database's current generation ended without Shoal's checkpoint (its
    * WAL was replaced or deleted under it): its frames can't be served, replicas in it start over.
    */
@@ -148,20 +169,37 @@ export class HostedDatabases {
    * the event loop commits many times, and one wal-index read and one line then record them all
    * (see FrameLog.noteCommit). Once the log counted enough frames, they are copied towards their
    * archive in the background, and the generation ends at the first commit after that copy is
-   * done, while that writer holds the lock.
+   * done, while that writer holds the lock. Never throws: the commit stands whatever fails here,
+   * which is told to `onStepFailed` and tried again later.
    */
   private afterWrite(db: HostedDatabase, conn: EngineConnection): void {
+    try {
+      this.recordAndRoll(db, conn);
+    } catch (e) {
+      for (const s of this.stepListeners) s("frame-log", db.path, e);
+    }
+  }
+
+  private recordAndRoll(db: HostedDatabase, conn: EngineConnection): void {
     const log = db.frameLog;
     log.noteCommit();
-    if (log.recordedPending > ROLLOVER_FRAMES && !db.exporting) {
-      if (log.rolloverPrepared || log.recordedPending > ROLLOVER_FRAMES_AT_MOST) {
-        this.rollover(db, conn);
-        return;
-      }
-      log.prepareRollover();
-    }
     if (this.unsettled.size === 0) setImmediate(() => this.settleAll());
     this.unsettled.add(db);
+    failpoint("after-commit.frame-log");
+    if (log.recordedPending <= ROLLOVER_FRAMES || db.exporting) return;
+    if ((this.rolloverRetryAt.get(db) ?? 0) > Date.now()) return;
+    if (!log.rolloverPrepared && log.recordedPending <= ROLLOVER_FRAMES_AT_MOST) {
+      log.prepareRollover();
+      return;
+    }
+    try {
+      this.rollover(db, conn);
+    } catch (e) {
+      // The generation goes on; the next try waits, as each copies up to 16 MB.
+      this.rolloverRetryAt.set(db, Date.now() + ROLLOVER_RETRY_MS);
+      throw e;
+    }
+    this.rolloverRetryAt.delete(db);
   }
 
   /** Records every commit noted this turn. */
@@ -173,8 +211,9 @@ export class HostedDatabases {
       if (db.removed || !db.hasFrameLog) continue;
       try {
         db.frameLog.settle();
-      } catch {
+      } catch (e) {
         // Left noted (see FrameLog.settle): whoever reads the log next records it, or hears why not.
+        for (const s of this.stepListeners) s("frame-log", db.path, e);
       }
     }
   }
@@ -182,7 +221,15 @@ export class HostedDatabases {
   /** A frame log recorded commits that added frames: tell the listeners its new position. */
   private recorded(db: HostedDatabase): void {
     const event = { path: db.path, ...db.frameLog.position(), at: Date.now(), followed: db.followed };
-    for (const l of this.listeners) l(event);
+    // One listener failing doesn't keep the others from hearing of the commit.
+    for (const l of this.listeners) {
+      try {
+        failpoint("after-commit.notice");
+        l(event);
+      } catch (e) {
+        for (const s of this.stepListeners) s("notice", db.path, e);
+      }
+    }
   }
 
   /**

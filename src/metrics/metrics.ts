@@ -90,6 +90,12 @@ export class ShoalMetrics {
     registers: [this.registry],
   });
   private readonly historyLost: Counter;
+  private readonly afterCommitFailures = new Counter({
+    name: "shoal_after_commit_failures_total",
+    help: "Steps after a statement ran or a transaction committed that failed (a full disk, most often), by step: the frame log's record or rollover (frame-log), a notice of the commit to replication and waiters (notice), usage counting (usage), a schema change's journal (schema-journal). The statement's answer stands; the step is retried or its loss logged.",
+    labelNames: ["step"],
+    registers: [this.registry],
+  });
 
   constructor(readonly settings: MetricsSettings) {
     const registers = [this.registry];
@@ -222,6 +228,11 @@ export class ShoalMetrics {
   /** A shard ended without being asked to and is started again. */
   shardEnded(reason: "crashed" | "killed"): void {
     this.shardEnds.inc({ reason });
+  }
+
+  /** A step after a commit failed; the commit stands (see lib/failpoints.ts for the steps). */
+  afterCommitFailure(step: "frame-log" | "notice" | "usage" | "schema-journal"): void {
+    this.afterCommitFailures.inc({ step });
   }
 
   /** A request sent on to the process serving its database (see shards/sql-hop.ts). */

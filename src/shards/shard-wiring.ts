@@ -11,7 +11,7 @@ import { watchBlockingWork } from "../engine/blocking-work.js";
 import type { EngineConnection } from "../engine/connection.js";
 import { DumpFiles } from "../engine/dump-files.js";
 import { KeyCache } from "../engine/encryption/key-cache.js";
-import { type CommitEvent, HostedDatabases } from "../engine/hosted-databases.js";
+import { type CommitEvent, type CommitStep, HostedDatabases } from "../engine/hosted-databases.js";
 import { InstanceFiles } from "../engine/instance-files.js";
 import type { LocalShipping } from "../hosting/backup-shipping.js";
 import { ContentBuilder } from "../hosting/content-builder.js";
@@ -53,6 +53,13 @@ export interface ShardParts {
   dataPlane: DataPlane;
   hop: Hop;
 }
+
+/** What the log says when a step after a commit fails in the engine; the commit stands. */
+const COMMIT_STEP_FAILURES: Record<CommitStep, string> = {
+  "frame-log":
+    "a commit could not be recorded in the frame log or its generation ended: the commit stands, the record is tried again at the next read or commit, a rollover after a pause",
+  notice: "a listener of a commit failed (replication, read-your-writes, backup shipping): the commit stands",
+};
 
 /** The idle connections this shard keeps: its share of the node's `SHOAL_MAX_CONNECTIONS`. */
 function connectionShare(config: Config, count: number): number {
@@ -208,6 +215,10 @@ export async function wireShard(
       { file, generation },
       "a checkpoint Shoal didn't make ended this database's replication generation: its replicas in it start over",
     );
+  });
+  hosted.onStepFailed((step, file, error) => {
+    local.metrics.afterCommitFailure(step);
+    log.error({ err: error, file, step }, COMMIT_STEP_FAILURES[step]);
   });
   const node = nodePorts(init, channel, files);
   // Every node shares the database-token key, hence this secret (see dataplane/forward/proof.ts).

@@ -1,5 +1,6 @@
 import { flushClosing } from "../engine/handle-release.js";
 import { watchRunningDatabase } from "../engine/running-database.js";
+import { armFailpoints } from "../lib/failpoints.js";
 import type { Channel } from "./channel.js";
 import { HopServer } from "./hop-server.js";
 import type { LeaseView, PrimaryMethods, ShardInit, ShardMethods } from "./protocol.js";
@@ -93,6 +94,7 @@ export async function startShard(
   init: ShardInit,
   channel: Channel<ShardMethods, PrimaryMethods>,
 ): Promise<Shard> {
+  armFailpoints(init.config.failpoints ?? []);
   const parts = await wireShard(init, channel);
   const quarantine = new QuarantineMirror();
   quarantine.update(init.quarantined);

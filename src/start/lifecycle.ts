@@ -8,6 +8,7 @@ import { routeRequest } from "../dataplane/routing.js";
 import type { LocalNode } from "../domain/cluster/local-node.js";
 import { requireSharedKey } from "../domain/cluster/shared-key.js";
 import { reconcileBeforeServing, reconcileWhileServing } from "../hosting/reconcile.js";
+import { armFailpoints } from "../lib/failpoints.js";
 import { createLogger, type Logger, shardLogLines } from "../lib/logger.js";
 import { systemClock } from "../lib/time.js";
 import type { ReplicationManager } from "../replication/manager.js";
@@ -96,6 +97,7 @@ const DEFAULT_CONSOLE_DIR = fileURLToPath(new URL("../../dist/console", import.m
  */
 export async function startShoal(config: Config, opts: StartOptions = {}): Promise<Shoal> {
   const startedAt = Date.now();
+  armFailpoints(config.failpoints ?? []);
   const log = opts.log ?? createLogger(config.logLevel);
   const server = new ShoalServer(config.dbDomain, config.headersTimeoutMs);
   const routes = new Routes(server);

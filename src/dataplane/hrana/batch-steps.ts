@@ -17,6 +17,11 @@ export interface StepRunner {
   isAutocommit(): boolean;
 }
 
+/** The outcome of a batch none of whose steps ran: each failed with `error()`. */
+export function everyStepFailed(batch: Batch, error: () => HranaError): BatchOutcome {
+  return { results: batch.steps.map(() => null), errors: batch.steps.map(() => error()) };
+}
+
 /**
  * Runs a batch's steps in order, each when its condition holds. A long batch gives other requests
  * a turn every few milliseconds (it keeps its connection and lock meanwhile), so a 4,000-step

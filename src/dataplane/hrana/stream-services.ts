@@ -13,6 +13,9 @@ export interface StreamLimits {
   lockWaitMs: number;
 }
 
+/** A step after a statement ran, which may fail without failing the statement. */
+export type AfterStatementStep = "usage" | "schema-journal";
+
 export interface StreamServices {
   /** The databases this node runs; a stream's connection, write lock and frame log are its database's. */
   hosted: HostedDatabases;
@@ -28,6 +31,8 @@ export interface StreamServices {
     /** Renews the leases; throws when this node still may not write. */
     acquire(database: DataAccess["database"]): Promise<void>;
   };
+  /** A step after a statement ran failed: logged and counted, the statement's answer stands. */
+  afterCommitFailed(step: AfterStatementStep, dbId: string, error: unknown): void;
   /** Told, on the committing connection, about each committed transaction of a schema database that ran DDL. */
   schemaChanged?(access: DataAccess, conn: EngineConnection, statements: string[]): void;
 }

@@ -12,15 +12,16 @@ import type {
 import type { HostedDatabase } from "../../engine/hosted-database.js";
 import { splitStatements, writesBySyntax } from "../../engine/sql-lexer.js";
 import { refuseOnFollower } from "../schema-changes.js";
+import { meterStatement } from "./after-statement.js";
 import { attachStatement, authorizeStatement, refuseForbidden, type Verdict } from "./authorize.js";
-import { type BatchOutcome, runSteps, SLICE_MS } from "./batch-steps.js";
+import { type BatchOutcome, everyStepFailed, runSteps, SLICE_MS } from "./batch-steps.js";
 import { HranaError, ProtocolError, toHranaError } from "./errors.js";
 import { argsOf, type Batch, type Stmt } from "./requests.js";
 import { SchemaChangeLog } from "./schema-change-log.js";
 import { withoutServerPaths } from "./server-paths.js";
 import type { SqlStore } from "./sql-store.js";
-import type { DescribeResult, SqlStream } from "./sql-stream.js";
-import type { StreamServices } from "./stream-services.js";
+import { type DescribeResult, describePrepared, type SqlStream } from "./sql-stream.js";
+import type { AfterStatementStep, StreamServices } from "./stream-services.js";
 
 export type { BatchOutcome } from "./batch-steps.js";
 export type { DescribeResult, SqlStream } from "./sql-stream.js";
@@ -77,16 +78,10 @@ export class HranaStream implements SqlStream {
   }
 
   async batch(batch: Batch, budget?: RowBudget): Promise<BatchOutcome> {
-    const results: Array<ExecResult | null> = [];
-    const errors: Array<HranaError | null> = [];
     if (this.timedOut) {
       // Every step of the first program after a forced rollback reports it, as in sqld.
       this.timedOut = false;
-      for (const _ of batch.steps) {
-        results.push(null);
-        errors.push(this.timeoutError());
-      }
-      return { results, errors };
+      return everyStepFailed(batch, () => this.timeoutError());
     }
     return runSteps(batch, {
       execute: (stmt) => this.execute(stmt, budget),
@@ -110,13 +105,7 @@ export class HranaStream implements SqlStream {
   }
 
   describe(ref: { sql?: string; sqlId?: number }): DescribeResult {
-    const p = this.prepare(this.sqlOf(ref));
-    return {
-      params: p.params.map((name) => ({ name })),
-      cols: p.columns.map((c) => ({ name: c.name, decltype: c.decltype })),
-      is_explain: p.info.isExplain,
-      is_readonly: p.readonly,
-    };
+    return describePrepared(this.prepare(this.sqlOf(ref)));
   }
 
   /**
@@ -255,28 +244,31 @@ export class HranaStream implements SqlStream {
     if (this.closed) this.finishClose();
   }
 
+  /**
+   * The statement ran (and, outside a transaction, committed): from here on nothing may turn it
+   * into an error answer. Counting it, recording the commit and journaling a schema change may
+   * fail (a full disk); each failure is logged and counted (`afterCommitFailed`), and the client
+   * gets the statement's result.
+   */
   private finish(conn: EngineConnection, p: Prepared, r: ExecResult): ExecResult {
-    let committed = false;
+    const db = this.access.database;
     try {
+      // Only a PRAGMA's rows change (it commits nothing): a failure there may still fail it.
       const result = withoutServerPaths(p.info.sql, r);
-      if (this.access.database.is_schema === 1) this.schemaChanges.track(p.info.sql);
-      committed = p.info.kind !== "rollback";
-      const db = this.access.database;
-      this.services.meter.record(
-        {
-          id: db.id,
-          orgId: db.org_id,
-          location: db.primary_location,
-          encrypted: db.encryption_cipher !== null,
-        },
-        p.info.sql,
-        result.rowsRead,
-        result.rowsWritten,
-        result.durationMs,
-      );
+      if (db.is_schema === 1) this.aftercare("schema-journal", () => this.schemaChanges.track(p.info.sql));
+      meterStatement(this.services, db, p.info.sql, result);
       return result;
     } finally {
-      this.afterStatement(conn, committed);
+      this.afterStatement(conn, p.info.kind !== "rollback");
+    }
+  }
+
+  /** Runs a step that follows a statement which ran; its failure is reported, never thrown. */
+  private aftercare(step: AfterStatementStep, fn: () => void): void {
+    try {
+      fn();
+    } catch (e) {
+      this.services.afterCommitFailed(step, this.access.database.id, e);
     }
   }
 
@@ -347,14 +339,19 @@ export class HranaStream implements SqlStream {
   private afterStatement(conn: EngineConnection, committed: boolean): void {
     if (conn.inTransaction) return;
     this.endTransactionTimer();
-    // Still holding the write lock: no other writer can commit before the frames are recorded.
-    if (this.holdsLock) {
-      this.db.followed = this.access.database.locations.length > 1;
-      this.db.afterWrite(conn);
+    try {
+      // Still holding the write lock: no other writer can commit before the frames are recorded.
+      // (afterWrite never throws: the engine reports its own failures, see HostedDatabases.)
+      if (this.holdsLock) {
+        this.db.followed = this.access.database.locations.length > 1;
+        this.db.afterWrite(conn);
+      }
+      const statements = this.schemaChanges.take();
+      if (statements.length > 0 && committed)
+        this.aftercare("schema-journal", () => this.services.schemaChanged?.(this.access, conn, statements));
+    } finally {
+      this.releaseLock();
     }
-    const statements = this.schemaChanges.take();
-    if (statements.length > 0 && committed) this.services.schemaChanged?.(this.access, conn, statements);
-    this.releaseLock();
   }
 
   private timeOutTransaction(): void {
