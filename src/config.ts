@@ -94,6 +94,8 @@ export interface Config {
   failoverAfterMs: number;
   /** A replica's pull from another node's primary making no progress this long is ended. */
   replicaPullTimeoutMs: number;
+  /** Free space kept on the data folder's disk, in MiB: below it, writes that grow databases are refused; 0: none. */
+  diskReserveMb: number;
   /** Places made to fail on purpose, for fault tests (see lib/failpoints.ts); unset: none. */
   failpoints?: readonly Failpoint[];
 }
@@ -244,6 +246,7 @@ const EnvSchema = z.object({
   SHOAL_PRIMARY_LEASE_MS: wholeNumber(1000, 3_600_000).default(10_000),
   SHOAL_FAILOVER_AFTER_MS: wholeNumber(0, 86_400_000).default(0),
   SHOAL_REPLICA_PULL_TIMEOUT_MS: wholeNumber(100, 3_600_000).default(5000),
+  SHOAL_DISK_RESERVE_MB: wholeNumber(0, 1_048_576).default(256),
   SHOAL_FAILPOINTS: z
     .string()
     .transform((text) =>
@@ -324,6 +327,7 @@ export function loadConfig(env: NodeJS.ProcessEnv, version: string): Config {
     primaryLeaseMs: e.SHOAL_PRIMARY_LEASE_MS,
     failoverAfterMs: e.SHOAL_FAILOVER_AFTER_MS,
     replicaPullTimeoutMs: e.SHOAL_REPLICA_PULL_TIMEOUT_MS,
+    diskReserveMb: e.SHOAL_DISK_RESERVE_MB,
     ...(e.SHOAL_FAILPOINTS?.length ? { failpoints: Object.freeze(e.SHOAL_FAILPOINTS) } : {}),
   });
 }

@@ -14,7 +14,8 @@ export type ErrorKind =
   | "unavailable"
   | "misdirected"
   | "bad_gateway"
-  | "too_large";
+  | "too_large"
+  | "insufficient_storage";
 
 export class AppError extends Error {
   constructor(
@@ -138,5 +139,12 @@ export class StartError extends Error {
   ) {
     super(message);
     this.name = new.target.name;
+  }
+}
+
+/** The node has no room for what was asked (its disk reserve is reached, or its disk is full). */
+export class InsufficientStorageError extends AppError {
+  constructor(message: string, code = "DISK_RESERVE_REACHED") {
+    super("insufficient_storage", message, code);
   }
 }

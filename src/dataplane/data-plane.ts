@@ -71,6 +71,7 @@ export function createDataPlane(deps: DataPlaneParts, settings: DataPlaneSetting
     ...(deps.leases ? { fence: fenceOf(deps.leases) } : {}),
     ...(deps.peers ? { peers: deps.peers } : {}),
     meter: deps.meter,
+    ...(deps.disk ? { disk: deps.disk } : {}),
     limits: { txnTimeoutMs: settings.txnTimeoutMs, lockWaitMs: settings.lockWaitMs },
     // One database may never hold more than half the connections the server can open.
     streamCounts: new StreamCounts(

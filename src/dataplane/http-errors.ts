@@ -34,6 +34,7 @@ const STATUS_OF_CODE: Partial<Record<ShoalCode, number>> = {
   STREAMS_TOO_MANY: 429,
   // Every connection busy: the request was fine, retry in a moment.
   CONNECTIONS_EXHAUSTED: 503,
+  DISK_RESERVE_REACHED: 507,
 };
 
 /**

@@ -1,4 +1,5 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
+import { requireDiskSpace } from "../domain/core/disk.js";
 import { unlockAccess } from "../domain/data-access/encryption.js";
 import { type DataAccess, openDataAccess, openDataAccessCached } from "../domain/data-access/open.js";
 import { AppError, ForbiddenError, UnauthenticatedError } from "../errors.js";
@@ -93,6 +94,7 @@ export class HranaHttp {
     if (method === "POST" && path === "/pull-updates")
       return pullUpdates(req, res, await this.access(req, route), this.services);
     if (isUploadRequest(method, path)) {
+      requireDiskSpace(this.services.disk, "an upload");
       const token = bearer(req.headers.authorization);
       const opened = await openDataAccess(this.deps, route.locator, token, "upload", this.clientAddress(req));
       const a = unlockAccess(this.deps.keys, opened, keyHeader(req), "http", cipherHeader(req));

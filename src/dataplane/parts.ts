@@ -1,3 +1,4 @@
+import type { DiskSpacePort } from "../domain/core/disk.js";
 import type { ReplicaPort } from "../domain/core/ports.js";
 import type { DataAccessPorts } from "../domain/data-access/ports.js";
 import type { EngineConnection } from "../engine/connection.js";
@@ -25,6 +26,8 @@ export interface DataPlaneParts extends DataAccessPorts {
   keys: KeyCache;
   replicas: ReplicaPort;
   meter: UsageRecorder;
+  /** The data folder's free space against its reserve (see hosting/disk-space.ts). */
+  disk?: DiskSpacePort;
   /**
    * Told right after a transaction that ran DDL committed on a schema database, on the connection
    * that committed it: the change is journaled and its children brought forward.

@@ -5,7 +5,7 @@ import type { ErrorKind } from "../errors.js";
  * plane so one kind never means two statuses.
  */
 export const STATUS_OF_KIND: Readonly<
-  Record<ErrorKind, 400 | 401 | 402 | 403 | 404 | 409 | 413 | 421 | 422 | 429 | 502 | 503>
+  Record<ErrorKind, 400 | 401 | 402 | 403 | 404 | 409 | 413 | 421 | 422 | 429 | 502 | 503 | 507>
 > = {
   invalid: 400,
   unauthenticated: 401,
@@ -19,4 +19,5 @@ export const STATUS_OF_KIND: Readonly<
   misdirected: 421,
   bad_gateway: 502,
   too_large: 413,
+  insufficient_storage: 507,
 };

@@ -15,6 +15,7 @@ import { type CommitEvent, type CommitStep, HostedDatabases } from "../engine/ho
 import { InstanceFiles } from "../engine/instance-files.js";
 import type { LocalShipping } from "../hosting/backup-shipping.js";
 import { ContentBuilder } from "../hosting/content-builder.js";
+import { DiskSpace } from "../hosting/disk-space.js";
 import { LocalRuntimes } from "../hosting/local-runtimes.js";
 import { journalSchemaChange } from "../hosting/schema-propagation.js";
 import { UsageTally } from "../hosting/usage-tally.js";
@@ -47,6 +48,7 @@ export interface ShardParts {
   leases: LeaseMirror;
   tally: UsageTally;
   metrics: ShoalMetrics;
+  disk: DiskSpace;
   runtimes: LocalRuntimes;
   content: ContentBuilder;
   shipping: LocalShipping | undefined;
@@ -130,11 +132,13 @@ function localParts(init: ShardInit, channel: Channel<ShardMethods, PrimaryMetho
       channel.emit("keyForgotten", dbId);
     },
   });
+  // The node's primary process logs the changes; each shard only refuses writes on them.
+  const disk = new DiskSpace(config.dataDir, config.diskReserveMb * 1024 * 1024);
   const tally = new UsageTally(systemClock);
   const metrics = new ShoalMetrics({ perDatabase: config.metricsPerDatabase ?? false });
   tally.onRecord((s) => metrics.statement(s));
   metrics.engine(() => hosted.stats());
-  return { files, hosted, keys, tally, metrics };
+  return { files, hosted, keys, tally, metrics, disk };
 }
 
 /** The node's parts the data plane reaches through the primary process (kept here where it reads them often). */
@@ -230,6 +234,7 @@ export async function wireShard(
     hosted,
     keys: local.keys,
     meter: local.tally,
+    disk: local.disk,
     log,
     version: config.version,
     metrics: local.metrics,

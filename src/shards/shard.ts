@@ -12,6 +12,26 @@ import { hopSocketPath, SqlHop } from "./sql-hop.js";
 
 /** How often a shard drops the history its databases no longer need (as the node did). */
 const PRUNE_EVERY_MS = 10 * 60_000;
+/** How often a shard looks whether free space is below the reserve, when history gives way. */
+const DISK_CHECK_EVERY_MS = 10_000;
+
+let prunedAt = 0;
+
+/**
+ * Drops history past the retention every ten minutes; while free space is below the reserve,
+ * every ten seconds, all of it but each database's newest archived generation (what a replica in
+ * the middle of catching up needs): history gives way before live data (docs/operations/disk-full.md).
+ */
+function pruneHistory(parts: ShardParts, init: ShardInit): void {
+  const now = Date.now();
+  if (parts.disk.now(true).low) {
+    parts.hosted.prune(now);
+    return;
+  }
+  if (now - prunedAt < PRUNE_EVERY_MS) return;
+  prunedAt = now;
+  parts.hosted.prune(now - init.config.historyRetentionHours * 3_600_000);
+}
 
 /** A running shard: what its primary process may ask of it, and how it stops. */
 export interface Shard {
@@ -122,10 +142,7 @@ export async function startShard(
   channel.on("placement", (d) => parts.placement.update((d as { held: string[] }).held));
   channel.on("leases", (d) => parts.leases.update(d as LeaseView[]));
   channel.on("quarantine", (d) => quarantine.update(d as Quarantined[]));
-  const pruning = setInterval(
-    () => parts.hosted.prune(Date.now() - init.config.historyRetentionHours * 3_600_000),
-    PRUNE_EVERY_MS,
-  );
+  const pruning = setInterval(() => pruneHistory(parts, init), DISK_CHECK_EVERY_MS);
   pruning.unref();
   return {
     methods: methodsOf(parts, server, hops),

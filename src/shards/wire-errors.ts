@@ -7,6 +7,7 @@ import {
   ConflictError,
   type ErrorKind,
   ForbiddenError,
+  InsufficientStorageError,
   InvalidError,
   LimitExceededError,
   MisdirectedError,
@@ -44,6 +45,7 @@ const BY_KIND: Record<ErrorKind, (message: string, code?: string) => AppError> =
   misdirected: (m, c) => new MisdirectedError(m, c),
   bad_gateway: (m, c) => new BadGatewayError(m, c),
   too_large: (m, c) => new PayloadTooLargeError(m, c),
+  insufficient_storage: (m, c) => new InsufficientStorageError(m, c),
 };
 
 /** Classes the receiving side tells apart with `instanceof`, rebuilt from their fields. */

@@ -1,4 +1,8 @@
+import { readdirSync, statSync } from "node:fs";
+import path from "node:path";
+import { frameLogFolder } from "../engine/frame-log-meta.js";
 import type { InstanceFiles } from "../engine/instance-files.js";
+import type { DiskSpace } from "../hosting/disk-space.js";
 import type { UsageMeter } from "../hosting/usage-meter.js";
 import type { ShoalMetrics } from "../metrics/metrics.js";
 import type { ReplicationManager } from "../replication/manager.js";
@@ -6,7 +10,8 @@ import type { Supervisor } from "../shards/supervisor.js";
 
 /** What the metrics read of the process's parts. */
 export interface MetricsSources {
-  files: Pick<InstanceFiles, "locations" | "idsIn">;
+  files: Pick<InstanceFiles, "locations" | "idsIn" | "path">;
+  disk: Pick<DiskSpace, "now">;
   meter: Pick<UsageMeter, "onRecord">;
   replicas: Pick<ReplicationManager, "lag" | "behind">;
 }
@@ -28,6 +33,52 @@ export function watchParts(metrics: ShoalMetrics, parts: MetricsSources): void {
       parts.files.locations().map((location) => [{ location }, parts.files.idsIn(location).length] as const),
   );
   watchReplicasBehind(metrics, parts.replicas);
+  watchDisk(metrics, parts);
+}
+
+/** The data folder's free space against the reserve, and what the databases' history takes of it. */
+function watchDisk(metrics: ShoalMetrics, parts: MetricsSources): void {
+  metrics.gauge(
+    "shoal_disk_free_bytes",
+    "Free space of the filesystem holding the data folder, as this node's user may write it.",
+    [],
+    () => [[{}, parts.disk.now(true).freeBytes]],
+  );
+  metrics.gauge(
+    "shoal_disk_reserve_bytes",
+    "SHOAL_DISK_RESERVE_MB in bytes: below it, writes that grow databases and new databases are refused, and history is pruned.",
+    [],
+    () => [[{}, parts.disk.now().reserveBytes]],
+  );
+  metrics.gauge(
+    "shoal_history_bytes",
+    "Bytes the databases' history takes (archived generations, commit times, starting images: the frame log folders), by location; it gives way first when the disk runs low.",
+    ["location"],
+    () =>
+      parts.files.locations().map((location) => [{ location }, historyBytes(parts.files, location)] as const),
+  );
+}
+
+/** The size of every frame log folder of a location's databases (read at each scrape). */
+function historyBytes(files: MetricsSources["files"], location: string): number {
+  let total = 0;
+  for (const id of files.idsIn(location)) {
+    const dir = frameLogFolder(files.path(location, id));
+    let names: string[];
+    try {
+      names = readdirSync(dir);
+    } catch {
+      continue;
+    }
+    for (const name of names) {
+      try {
+        total += statSync(path.join(dir, name)).size;
+      } catch {
+        // Removed meanwhile.
+      }
+    }
+  }
+  return total;
 }
 
 /** How long each location's most-behind replica has lacked a commit: 0 when all are caught up. */

@@ -14,6 +14,7 @@ import { BackupService, type BackupServicePorts } from "../hosting/backup-servic
 import { HeldPrimaryList } from "../hosting/backup-source.js";
 import type { DatabaseRuntimes } from "../hosting/database-runtimes.js";
 import { DatabaseDirectory } from "../hosting/directory.js";
+import { DiskSpace } from "../hosting/disk-space.js";
 import { Failover, type FailoverParts } from "../hosting/failover.js";
 import { InstanceLifecycle } from "../hosting/instance-lifecycle.js";
 import { NodePeers } from "../hosting/node-peers.js";
@@ -83,6 +84,8 @@ export interface Parts {
   content: DatabaseContent;
   schema: SchemaPropagation;
   uploads: UploadInstaller;
+  /** The data folder's free space against `SHOAL_DISK_RESERVE_MB`. */
+  disk: DiskSpace;
   /** What `GET /health/ready` checks. */
   readiness: readonly ReadinessProbe[];
   /** What `GET /metrics` shows; a backup shipper feeds it with `addBackupSource`. */
@@ -251,6 +254,7 @@ function laterParts(
     meter: UsageMeter;
     placement: LocalNode;
     log: Logger;
+    disk: DiskSpace;
   },
 ) {
   const { instances, store, files, shards, replicas, directory, meter, placement, log } = p;
@@ -266,7 +270,7 @@ function laterParts(
   const shipping = shards.shipping;
   return {
     ...primaries,
-    metrics: metricsOf(config, { files, meter, replicas, shards }),
+    metrics: metricsOf(config, { files, meter, replicas, shards, disk: p.disk }),
     readiness: readinessProbes(config, store),
     heldPrimaries: new HeldPrimaryList({ store, files, placement, log }, 1000),
     backups: backupService(config, {
@@ -280,6 +284,19 @@ function laterParts(
       log,
     }),
   };
+}
+
+/** The data folder's free space, with a log line each time it goes below the reserve or back. */
+export function diskSpaceOf(config: Config, log: Logger): DiskSpace {
+  return new DiskSpace(config.dataDir, config.diskReserveMb * 1024 * 1024, (s) => {
+    const fields = { freeBytes: s.freeBytes, reserveBytes: s.reserveBytes };
+    if (s.low)
+      log.warn(
+        fields,
+        "free disk space is below SHOAL_DISK_RESERVE_MB: writes that grow databases and new databases are refused, history is pruned (see docs/operations/disk-full.md)",
+      );
+    else log.info(fields, "free disk space is back above SHOAL_DISK_RESERVE_MB: writes accepted again");
+  });
 }
 
 /**
@@ -296,6 +313,7 @@ export async function wire(config: Config, store: Store, log: Logger): Promise<W
   const time = { now: systemClock };
   const clock: Clock = () => time.now();
   const files = new InstanceFiles(path.join(config.dataDir, "locations"));
+  const disk = diskSpaceOf(config, log);
   const dumps = new DumpFiles(path.join(config.dataDir, "dumps"));
   const directory = new DatabaseDirectory(store);
   const meter = new UsageMeter(store, systemClock, log, (location, dbId) => files.sizeOf(location, dbId));
@@ -323,6 +341,7 @@ export async function wire(config: Config, store: Store, log: Logger): Promise<W
     meter,
     placement,
     log,
+    disk,
   });
   backups = later.backups;
   const parts: Parts = {
@@ -353,6 +372,7 @@ export async function wire(config: Config, store: Store, log: Logger): Promise<W
     // Every node shares the database-token key, hence this secret (see dataplane/forward/proof.ts).
     clientProof: new ClientProof(await derivedSecret(keys, "db-tokens", "data-plane forwarding")),
     peers,
+    disk,
     ...services,
     ...later,
   };

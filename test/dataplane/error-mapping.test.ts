@@ -80,6 +80,7 @@ const STATUS: Record<ErrorKind, number> = {
   limit_exceeded: 429,
   bad_gateway: 502,
   unavailable: 503,
+  insufficient_storage: 507,
 };
 
 const domainRows: Row[] = Object.entries(STATUS).flatMap(([kind, status]): Row[] => [
@@ -223,6 +224,7 @@ const NEVER_ON_THE_WIRE: Record<string, string> = {
   UploadRejectedError: "hosting/upload-installer.ts makes it a domain error",
   NodeStartError: "thrown while the process starts",
   StartError: "thrown while the process starts",
+  InjectedFault: "thrown only by failpoints in the steps after a commit, which log it and never throw",
 };
 
 describe("every error reaches the wire through one mapping per transport", () => {

@@ -65,6 +65,7 @@ export function testConfig(dataDir: string, overrides: Partial<Config> = {}): Co
     primaryLeaseMs: 10_000,
     failoverAfterMs: 0,
     replicaPullTimeoutMs: 5000,
+    diskReserveMb: 64,
     ...overrides,
   };
 }

@@ -21,6 +21,8 @@ export const DATA_PLANE_CODES = {
   SQL_STORE_TOO_MANY: "`store_sql` past the number of SQL texts a stream or connection keeps",
   SQL_STORE_TOO_LARGE: "`store_sql` of a text past the size kept",
   BLOCKED: "reads or writes are blocked on the database or its organization",
+  DISK_RESERVE_REACHED:
+    "the server's free disk space is below SHOAL_DISK_RESERVE_MB; writes that grow a database are refused",
   FORBIDDEN: "the token or the database's setup does not allow this statement",
   PRIMARY_NOT_LEASED: "this node no longer holds the lease of the database's primary; nothing was written",
   PRIMARY_UNREACHABLE: "the node holding the database's primary can't be reached",

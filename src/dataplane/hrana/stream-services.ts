@@ -1,3 +1,4 @@
+import type { DiskSpacePort } from "../../domain/core/disk.js";
 import type { DataAccess } from "../../domain/data-access/open.js";
 import type { EngineConnection } from "../../engine/connection.js";
 import type { HostedDatabases } from "../../engine/hosted-databases.js";
@@ -31,6 +32,8 @@ export interface StreamServices {
     /** Renews the leases; throws when this node still may not write. */
     acquire(database: DataAccess["database"]): Promise<void>;
   };
+  /** The data folder's free space: writes that grow a database are refused below its reserve. */
+  disk?: DiskSpacePort;
   /** A step after a statement ran failed: logged and counted, the statement's answer stands. */
   afterCommitFailed(step: AfterStatementStep, dbId: string, error: unknown): void;
   /** Told, on the committing connection, about each committed transaction of a schema database that ran DDL. */

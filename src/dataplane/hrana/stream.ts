@@ -15,6 +15,7 @@ import { refuseOnFollower } from "../schema-changes.js";
 import { meterStatement } from "./after-statement.js";
 import { attachStatement, authorizeStatement, refuseForbidden, type Verdict } from "./authorize.js";
 import { type BatchOutcome, everyStepFailed, runSteps, SLICE_MS } from "./batch-steps.js";
+import { refuseAtReserve } from "./disk-reserve.js";
 import { HranaError, ProtocolError, toHranaError } from "./errors.js";
 import { argsOf, type Batch, type Stmt } from "./requests.js";
 import { SchemaChangeLog } from "./schema-change-log.js";
@@ -157,6 +158,7 @@ export class HranaStream implements SqlStream {
       throw toHranaError(e, "prepare");
     }
     refuseOnFollower(this.access.database, p.info.sql);
+    if (!p.readonly && this.services.disk) refuseAtReserve(this.services.disk, p.info.sql);
     if (!swept && p.scans && conn.sweepDue(true))
       return conn.sweep().then(() => this.run(sql, args, opts, true));
     if (verdict !== undefined) {

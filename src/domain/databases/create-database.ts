@@ -7,6 +7,7 @@ import type { Repos } from "../../store/store.js";
 import { requireFilesHere } from "../cluster/placement-tx.js";
 import { requireOrgAccess } from "../core/access-tx.js";
 import { audit } from "../core/audit-tx.js";
+import { diskFullError, requireDiskSpace } from "../core/disk.js";
 import { coreErrors } from "../core/errors.js";
 import { checkDatabaseName, parseSizeLimit } from "../core/names.js";
 import { requireGroupInScope } from "../core/roles.js";
@@ -81,7 +82,11 @@ export async function createDatabase(
   const id = newUuid();
   const location = plan.placed.group.primary_location;
   const create = async () => {
-    const built = await deps.content.build(location, id, plan.content, maxBytes);
+    const built = await deps.content
+      .build(location, id, plan.content, maxBytes)
+      .catch((e: unknown) =>
+        Promise.reject(diskFullError(e, deps.disk, `creating database ${input.name}`) ?? e),
+      );
     try {
       const encryption = plan.content.encryption?.params;
       return await commitCreate(ctx, slug, input, { id, sizeLimit, seed, built, encryption });
@@ -129,6 +134,7 @@ async function place(
   }
   // The primary is made here; the replicas of locations other nodes hold are built by them.
   await requireFilesHere(r, ctx.deps, [group.primary_location]);
+  requireDiskSpace(ctx.deps.disk, `creating database ${input.name}`);
   return { org, group, locations };
 }
 

@@ -1,6 +1,7 @@
 import type { DumpFiles } from "../../engine/dump-files.js";
 import type { DatabaseWithPlacement } from "../../store/databases.js";
 import type { Ctx } from "../core/context.js";
+import type { DiskSpacePort } from "../core/disk.js";
 import type {
   BasePorts,
   DataPlaneCache,
@@ -25,6 +26,8 @@ export interface DatabasePorts extends BasePorts {
   uploads: PendingUploads;
   instances: Instances;
   placement: Placement;
+  /** The data folder's free space: files are made only above its reserve. */
+  disk: DiskSpacePort;
   replicas: ReplicaStatus;
   directory: DataPlaneCache;
   meter: UsageFlush;

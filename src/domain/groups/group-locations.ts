@@ -2,6 +2,7 @@ import { isoTime } from "../../lib/time.js";
 import { requireFilesHere } from "../cluster/placement-tx.js";
 import { requireGroup } from "../core/access-tx.js";
 import { audit } from "../core/audit-tx.js";
+import { diskFullError, requireDiskSpace } from "../core/disk.js";
 import type { InstanceRef } from "../core/ports.js";
 import { requireLocationQuota } from "../plans/quota-tx.js";
 import { groupErrors } from "./errors.js";
@@ -41,6 +42,7 @@ export async function addGroupLocation(
     await requireLocationQuota(r, org, location);
     // Only the new location's replicas are made: by its holder, following the primary wherever it is.
     await requireFilesHere(r, deps, [location]);
+    requireDiskSpace(deps.disk, `adding location ${location} (its replicas need room)`);
     await r.groups.insertLocation({
       group_id: row.id,
       location,
@@ -65,7 +67,9 @@ export async function addGroupLocation(
       "building the new location's replicas failed; rolling it back",
     );
     await dropLocation(deps, plan.group.id, location);
-    throw groupErrors.locationNotBuilt(location);
+    throw (
+      diskFullError(e, deps.disk, `adding location ${location}`) ?? groupErrors.locationNotBuilt(location)
+    );
   }
   return plan.group;
 }

@@ -1,4 +1,5 @@
 import type { Ctx } from "../core/context.js";
+import type { DiskSpacePort } from "../core/disk.js";
 import type { BasePorts, DataPlaneCache, Instances, Placement, ReplicaStatus } from "../core/ports.js";
 import type { LocationCatalogue } from "./location-catalogue.js";
 
@@ -8,6 +9,8 @@ export interface GroupPorts extends BasePorts {
   version: string;
   replicas: ReplicaStatus;
   placement: Placement;
+  /** The data folder's free space: files are made only above its reserve. */
+  disk: DiskSpacePort;
   instances: Instances;
   directory: DataPlaneCache;
   failover: FailoverPort;
