@@ -7,12 +7,13 @@
  * really fills: a write SQLite can't make is an error and absent, a create is a 507.
  */
 import { execFileSync } from "node:child_process";
-import { mkdirSync, mkdtempSync, rmSync, statfsSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readdirSync, rmSync, statfsSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { type Client, createClient, LibsqlError } from "@libsql/client";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { setupDatabase, type TestDatabase } from "../helpers/dataplane.js";
+import { instanceFile } from "../helpers/files.js";
 import { scrape } from "../helpers/metrics.js";
 import { startTestShoal, type TestShoal } from "../helpers/shoal.js";
 
@@ -185,6 +186,39 @@ describe.skipIf(why !== undefined)("the data folder's disk fills up", () => {
       });
       expect(r.status, r.text).toBe(200);
     });
+  });
+
+  it("gives history way first: below the reserve, archived generations go down to each database's newest", async () => {
+    const m = mountSmallDisk(192);
+    if (!("dir" in m)) throw new Error(m.why);
+    const dataDir = path.join(m.dir, "data");
+    mkdirSync(dataDir, { mode: 0o700 });
+    const h = await startTestShoal({ dataDir, diskReserveMb: 32 });
+    try {
+      const db = await setupDatabase(h);
+      const c = createClient({ url: db.urls.httpPath, authToken: db.token });
+      const logDir = `${instanceFile(dataDir, "aws-us-east-1", db.id)}.log`;
+      const archives = () => readdirSync(logDir).filter((f) => /^\d+\.frames$/.test(f)).length;
+      await c.execute("CREATE TABLE t (id INTEGER PRIMARY KEY, v BLOB)");
+      // Two generations of some 4,300 pages each, ended by the small commits after them.
+      for (const want of [1, 2]) {
+        await c.execute("INSERT INTO t (v) SELECT randomblob(3900) FROM generate_series(1, 4300)");
+        await eventually(async () => {
+          await c.execute("INSERT INTO t (v) VALUES (1)");
+          return archives() >= want;
+        }, `generation ${want} archived`);
+      }
+      const rows = Number((await c.execute("SELECT count(*) AS n FROM t")).rows[0]!.n);
+      const ballast = fill(m.dir, 24 * MB);
+      await eventually(async () => archives() === 1, "history pruned to the newest generation", 20_000);
+      // Live data is untouched, and reads go on.
+      expect(Number((await c.execute("SELECT count(*) AS n FROM t")).rows[0]!.n)).toBe(rows);
+      rmSync(ballast);
+      c.close();
+    } finally {
+      await h.close();
+      unmount(m.dir);
+    }
   });
 
   describe("with no reserve, all the way to full", () => {
