@@ -96,8 +96,9 @@ export class HranaHttp {
     if (isUploadRequest(method, path)) {
       requireDiskSpace(this.services.disk, "an upload");
       const token = bearer(req.headers.authorization);
-      const opened = await openDataAccess(this.deps, route.locator, token, "upload", this.clientAddress(req));
-      const a = unlockAccess(this.deps.keys, opened, keyHeader(req), "http", cipherHeader(req));
+      const peer = this.clientAddress(req);
+      const opened = await openDataAccess(this.deps, route.locator, token, "upload", peer);
+      const a = unlockAccess(this.deps.keys, opened, keyHeader(req), "http", cipherHeader(req), peer);
       return uploadsOf(this.deps).handle(req, res, path, a);
     }
     if (method === "GET" && (path === "/v2" || path === "/v3")) {
@@ -151,7 +152,7 @@ export class HranaHttp {
     const key = keyHeader(req);
     const named = cipherHeader(req);
     const unlock = (a: DataAccess) =>
-      needKey || key !== undefined ? unlockAccess(this.deps.keys, a, key, "http", named) : a;
+      needKey || key !== undefined ? unlockAccess(this.deps.keys, a, key, "http", named, peer) : a;
     const cached = openDataAccessCached(this.deps, route.locator, token, peer, at);
     if (cached) return unlock(cached);
     return openDataAccess(this.deps, route.locator, token, "sql", peer, at).then(unlock);

@@ -106,7 +106,7 @@ export class HranaWsConnection {
    */
   private async openAccess(): Promise<DataAccess> {
     const access = await openDataAccess(this.deps, this.locator, this.jwt, "sql", this.peer, this.location);
-    return unlockAccess(this.deps.keys, access, this.keyText, "ws");
+    return unlockAccess(this.deps.keys, access, this.keyText, "ws", undefined, this.peer);
   }
 
   private async authenticate(): Promise<DataAccess | undefined> {

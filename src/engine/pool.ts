@@ -39,6 +39,24 @@ export interface PoolOptions {
 }
 
 /**
+ * Opens an encrypted database read-only with `key` and reads its header, before a connection
+ * that may write is opened with it. A connection opened with a wrong key reads garbage, and as a
+ * file's last connection it would checkpoint its WAL on closing, writing that garbage over the
+ * database; a read-only connection never checkpoints. The request's key was already checked
+ * against the database's check value (`unlockDatabase`); this holds even if a wrong one got by.
+ */
+function proveKey(path: string, key: DatabaseKey): void {
+  const probe = new Database(path, { fileMustExist: true, readonly: true, ...keyOptions(key) });
+  try {
+    probe.prepare("PRAGMA schema_version").raw(true).get();
+  } catch (e) {
+    throw keyFailure(e, path, true) ?? e;
+  } finally {
+    probe.close();
+  }
+}
+
+/**
  * Caps the memory SQLite may allocate in this process (all databases and the store together):
  * past it an allocation fails with SQLITE_NOMEM instead of growing the process, which is how a
  * huge value (`randomblob(999999999)`) is refused before it exists. Page caches give memory back
@@ -236,6 +254,7 @@ export class ConnectionPool {
   private connect(hosted: HostedDatabase, key?: DatabaseKey): EngineConnection {
     const path = hosted.path;
     if (!existsSync(path)) throw new MissingFileError();
+    if (key) proveKey(path, key);
     const db = new Database(path, { fileMustExist: true, ...keyOptions(key) });
     let conn: EngineConnection | undefined;
     try {

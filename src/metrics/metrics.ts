@@ -90,6 +90,12 @@ export class ShoalMetrics {
     registers: [this.registry],
   });
   private readonly historyLost: Counter;
+  private readonly keyRefusals = new Counter({
+    name: "shoal_encryption_key_refusals_total",
+    help: "Encryption keys refused on the data plane: a wrong key (invalid), or a key refused unchecked because its address tried too many wrong keys on the database within a minute (attempts).",
+    labelNames: ["reason"],
+    registers: [this.registry],
+  });
   private readonly afterCommitFailures = new Counter({
     name: "shoal_after_commit_failures_total",
     help: "Steps after a statement ran or a transaction committed that failed (a full disk, most often), by step: the frame log's record or rollover (frame-log), a notice of the commit to replication and waiters (notice), usage counting (usage), a schema change's journal (schema-journal). The statement's answer stands; the step is retried or its loss logged.",
@@ -228,6 +234,11 @@ export class ShoalMetrics {
   /** A shard ended without being asked to and is started again. */
   shardEnded(reason: "crashed" | "killed"): void {
     this.shardEnds.inc({ reason });
+  }
+
+  /** An encryption key refused on the data plane (see engine/encryption/key-attempts.ts). */
+  encryptionKeyRefused(reason: "invalid" | "attempts"): void {
+    this.keyRefusals.inc({ reason });
   }
 
   /** A step after a commit failed; the commit stands (see lib/failpoints.ts for the steps). */

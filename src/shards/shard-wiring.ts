@@ -125,17 +125,18 @@ function localParts(init: ShardInit, channel: Channel<ShardMethods, PrimaryMetho
   commitsTo(channel, hosted);
   // A long copy holds this shard's loop on purpose: the node's watchdog is told, so it waits.
   watchBlockingWork((holding) => channel.emit("excuse", holding));
+  const metrics = new ShoalMetrics({ perDatabase: config.metricsPerDatabase ?? false });
   const keys = new KeyCache({
     idleMs: config.encryptionKeyIdleSeconds * 1000,
     onForget: (dbId) => {
       for (const location of files.locations()) hosted.find(files.path(location, dbId))?.retire();
       channel.emit("keyForgotten", dbId);
     },
+    onRefused: (reason) => metrics.encryptionKeyRefused(reason),
   });
   // The node's primary process logs the changes; each shard only refuses writes on them.
   const disk = new DiskSpace(config.dataDir, config.diskReserveMb * 1024 * 1024);
   const tally = new UsageTally(systemClock);
-  const metrics = new ShoalMetrics({ perDatabase: config.metricsPerDatabase ?? false });
   tally.onRecord((s) => metrics.statement(s));
   metrics.engine(() => hosted.stats());
   return { files, hosted, keys, tally, metrics, disk };

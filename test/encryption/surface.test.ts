@@ -1,13 +1,14 @@
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
-import { createClient } from "@libsql/client";
+import { createClient, type LibsqlError } from "@libsql/client";
 import Database from "libsql";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { fileState } from "../../src/engine/encryption/file-cipher.js";
 import { ENCRYPTED_QUERY_LABEL } from "../../src/hosting/usage-meter.js";
 import { createGroup, createUser, type TestUser, uniqueName } from "../helpers/factories.js";
 import { instanceFile } from "../helpers/files.js";
+import { scrape } from "../helpers/metrics.js";
 import { filesHoldingText } from "../helpers/plaintext.js";
 import { replicaClient } from "../helpers/replica-client.js";
 import { startTestShoal, type TestShoal } from "../helpers/shoal.js";
@@ -221,5 +222,42 @@ describe("the rest of the data plane with the key", () => {
       remoteEncryptionKey: k,
     });
     expect((await c.execute("SELECT v FROM up")).rows[0]!.v).toBe(words);
+  });
+});
+
+describe("wrong keys are limited per database and address", () => {
+  it("refuses keys unchecked with 429 ENCRYPTION_KEY_ATTEMPTS after 10 wrong ones within a minute, and counts both", async () => {
+    const guessedName = uniqueName("guessed");
+    const right = newKey();
+    const guessed = await createEncrypted(h, u, guessedName, "default", right);
+    const codeWith = async (k: string) => {
+      const c = createClient({ url: guessed.url, authToken: guessed.token, remoteEncryptionKey: k });
+      try {
+        await c.execute("SELECT 1");
+        return "ok";
+      } catch (e) {
+        return (e as LibsqlError).code;
+      } finally {
+        c.close();
+      }
+    };
+    for (let i = 0; i < 10; i++) expect(await codeWith(newKey())).toBe("ENCRYPTION_KEY_INVALID");
+    expect(await codeWith(newKey())).toBe("ENCRYPTION_KEY_ATTEMPTS");
+    // The right key too: past the limit nothing is checked, so a guesser learns nothing.
+    expect(await codeWith(right)).toBe("ENCRYPTION_KEY_ATTEMPTS");
+    const raw = await fetch(`${guessed.url}v2/pipeline`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${guessed.token}`, "x-turso-encryption-key": right },
+      body: JSON.stringify({ requests: [{ type: "execute", stmt: { sql: "SELECT 1" } }] }),
+    });
+    expect(raw.status).toBe(429);
+    expect((await raw.json()).message).toMatch(/too many wrong encryption keys .* try again in \d+ s/);
+    // Other databases, and the key of one in use, are not affected.
+    const c = createClient({ url: db.url, authToken: db.token, remoteEncryptionKey: key });
+    expect((await c.execute("SELECT count(*) AS n FROM t")).rows[0]!.n).toBeGreaterThan(0);
+    c.close();
+    const s = await scrape(h.url, h.adminToken);
+    expect(s.value("shoal_encryption_key_refusals_total", { reason: "invalid" })).toBeGreaterThanOrEqual(10);
+    expect(s.value("shoal_encryption_key_refusals_total", { reason: "attempts" })).toBeGreaterThanOrEqual(3);
   });
 });

@@ -24,6 +24,8 @@ export function unlockAccess(
   keyText: string | undefined,
   transport: KeyTransport = "http",
   cipherText?: string,
+  /** The client's address: wrong keys are limited per database and address. */
+  from?: string,
 ): DataAccess {
   const db = access.database;
   const params = encryptionOf(db);
@@ -40,7 +42,7 @@ export function unlockAccess(
     throw dataAccessErrors.cipherMismatch(db.name, cipherText.slice(0, 40), params.cipher);
   }
   try {
-    access.key = keys.unlock(db.id, params, keyText);
+    access.key = keys.unlock(db.id, params, keyText, undefined, from ?? "");
   } catch (e) {
     if (e instanceof EncryptionKeyError && e.problem === "invalid") {
       throw dataAccessErrors.encryptionKeyInvalid(db.name);

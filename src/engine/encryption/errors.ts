@@ -5,7 +5,7 @@ import { AppError, InvalidError } from "../../errors.js";
  * error mapping) can tell "send a key" from "that key is wrong" from "that isn't a key at all".
  * Messages never carry the key, nor anything derived from it.
  */
-export type KeyProblem = "required" | "invalid" | "malformed" | "not-encrypted";
+export type KeyProblem = "required" | "invalid" | "malformed" | "not-encrypted" | "attempts";
 
 const KIND = {
   // No key at all: like a missing credential.
@@ -14,6 +14,8 @@ const KIND = {
   invalid: "forbidden",
   malformed: "invalid",
   "not-encrypted": "invalid",
+  // Too many wrong keys from one address: like any rate limit.
+  attempts: "limit_exceeded",
 } as const;
 
 const CODE = {
@@ -21,6 +23,7 @@ const CODE = {
   invalid: "ENCRYPTION_KEY_INVALID",
   malformed: "ENCRYPTION_KEY_MALFORMED",
   "not-encrypted": "DATABASE_NOT_ENCRYPTED",
+  attempts: "ENCRYPTION_KEY_ATTEMPTS",
 } as const;
 
 const DEFAULT_MESSAGE: Record<KeyProblem, string> = {
@@ -28,6 +31,7 @@ const DEFAULT_MESSAGE: Record<KeyProblem, string> = {
   invalid: "the encryption key doesn't open the database",
   malformed: "the encryption key is not valid",
   "not-encrypted": "the database is not encrypted; send no encryption key",
+  attempts: "too many wrong encryption keys for this database from this address",
 };
 
 export class EncryptionKeyError extends AppError {

@@ -1,5 +1,6 @@
 import { createHmac, randomBytes, timingSafeEqual } from "node:crypto";
 import { EncryptionKeyError } from "./errors.js";
+import { KeyAttempts } from "./key-attempts.js";
 import { parseKey } from "./key-input.js";
 import { type DatabaseKey, type EncryptionParams, unlockDatabase } from "./keys.js";
 
@@ -8,6 +9,8 @@ export interface KeyCacheOptions {
   idleMs: number;
   /** Told when a database's key is dropped, so its keyed connections close too. */
   onForget?: (dbId: string) => void;
+  /** Told of each key refused as wrong, or refused unchecked past the attempts allowed. */
+  onRefused?: (reason: "invalid" | "attempts") => void;
   now?: () => number;
 }
 
@@ -34,10 +37,12 @@ export class KeyCache {
   private readonly entries = new Map<string, Entry>();
   private readonly secret = randomBytes(32);
   private readonly now: () => number;
+  private readonly attempts: KeyAttempts;
   private timer: NodeJS.Timeout | undefined;
 
   constructor(private readonly opts: KeyCacheOptions) {
     this.now = opts.now ?? Date.now;
+    this.attempts = new KeyAttempts(this.now);
   }
 
   /**
@@ -50,6 +55,8 @@ export class KeyCache {
     params: EncryptionParams,
     keyText: string | undefined,
     field = KEY_HEADER,
+    /** The client's address, for the limit on wrong keys (see key-attempts.ts). */
+    from = "",
   ): DatabaseKey {
     if (keyText === undefined || keyText === "") throw new EncryptionKeyError("required");
     const key = parseKey(keyText, field, params.cipher);
@@ -64,7 +71,7 @@ export class KeyCache {
       hit.usedAt = this.now();
       return hit.key;
     }
-    const unlocked = unlockDatabase(params, key);
+    const unlocked = this.verify(dbId, params, key, from);
     if (this.opts.idleMs > 0) {
       this.entries.set(dbId, { key: unlocked, seen, usedAt: this.now() });
       this.schedule();
@@ -74,6 +81,25 @@ export class KeyCache {
       setTimeout(() => this.opts.onForget?.(dbId), 0).unref();
     }
     return unlocked;
+  }
+
+  /** Checks a key not seen before against the database's check value, within the attempts allowed. */
+  private verify(dbId: string, params: EncryptionParams, key: Buffer, from: string): DatabaseKey {
+    try {
+      this.attempts.check(dbId, from);
+    } catch (e) {
+      this.opts.onRefused?.("attempts");
+      throw e;
+    }
+    try {
+      return unlockDatabase(params, key);
+    } catch (e) {
+      if (e instanceof EncryptionKeyError && e.problem === "invalid") {
+        this.attempts.wrong(dbId, from);
+        this.opts.onRefused?.("invalid");
+      }
+      throw e;
+    }
   }
 
   /** The key of a database held now (for work a request started, such as a checkpoint). */

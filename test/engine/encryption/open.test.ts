@@ -121,3 +121,29 @@ describe("the connection pool with encrypted databases", () => {
     expect(filesHoldingText(enc, MARKER)).toEqual([]);
   });
 });
+
+describe("a wrong key never damages an encrypted database", () => {
+  it("leaves a database whose WAL holds frames whole when the pool is handed a wrong key", async () => {
+    // Rows left in the WAL by a process that ended without closing (a crash copy of its files).
+    const live = openDatabase(enc, key);
+    live.exec("PRAGMA wal_autocheckpoint = 0");
+    for (let i = 0; i < 50; i++)
+      live.prepare("INSERT INTO t VALUES (?)").run([`row ${i} ${"x".repeat(500)}`]);
+    const copy = path.join(dir, "crashed.db");
+    writeFileSync(copy, readFileSync(enc));
+    writeFileSync(`${copy}-wal`, readFileSync(`${enc}-wal`));
+    live.close();
+    expect(readFileSync(`${copy}-wal`).length).toBeGreaterThan(0);
+    const before = readFileSync(copy);
+    const pool = new HostedDatabases({ maxOpen: 8, synchronous: "NORMAL" }, new InstanceFiles(dir));
+    // A key for another database, as if the request-level check had been passed by mistake.
+    expect(problem(() => pool.at(copy).checkout(other))).toBe("invalid");
+    expect(problem(() => pool.at(copy).checkout(other))).toBe("invalid");
+    await pool.closeAll();
+    expect(readFileSync(copy).equals(before)).toBe(true);
+    const db = openDatabase(copy, key);
+    expect(db.prepare("SELECT count(*) FROM t").raw(true).get()).toEqual([51]);
+    expect(db.prepare("PRAGMA integrity_check").raw(true).get()).toEqual(["ok"]);
+    db.close();
+  });
+});
