@@ -251,7 +251,9 @@ describe("wrong keys are limited per database and address", () => {
       body: JSON.stringify({ requests: [{ type: "execute", stmt: { sql: "SELECT 1" } }] }),
     });
     expect(raw.status).toBe(429);
-    expect((await raw.json()).message).toMatch(/too many wrong encryption keys .* try again in \d+ s/);
+    expect(((await raw.json()) as { message: string }).message).toMatch(
+      /too many wrong encryption keys .* try again in \d+ s/,
+    );
     // Other databases, and the key of one in use, are not affected.
     const c = createClient({ url: db.url, authToken: db.token, remoteEncryptionKey: key });
     expect((await c.execute("SELECT count(*) AS n FROM t")).rows[0]!.n).toBeGreaterThan(0);
