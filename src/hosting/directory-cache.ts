@@ -45,6 +45,11 @@ export class DirectoryCache {
     return hit && now - hit.at < this.ttlMs ? hit : undefined;
   }
 
+  /** The record with when it was read, however old (see DatabaseDirectory's stale reads). */
+  stale(locator: DatabaseLocator): { record: DataPlaneDatabase; at: number } | undefined {
+    return this.records.get(locatorKey(locator));
+  }
+
   /** Keeps what was read at `at`; a database not found is forgotten, never cached as missing. */
   put(locator: DatabaseLocator, record: DataPlaneDatabase | undefined, at: number): void {
     const key = locatorKey(locator);

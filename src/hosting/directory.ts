@@ -2,25 +2,39 @@ import type { DataPlaneCache, StoreAccess } from "../domain/core/ports.js";
 import type { DatabaseLocator, DatabaseLookup, DataPlaneDatabase } from "../domain/data-access/ports.js";
 import type { InstanceFiles } from "../engine/instance-files.js";
 import type { DatabaseForDataPlane } from "../store/databases.js";
-import { DirectoryCache } from "./directory-cache.js";
+import { DirectoryCache, locatorKey } from "./directory-cache.js";
 
 /**
  * How long a cached database record is used. With several processes on one store this is the most
  * a change made through another process (a rotation, a block, a size limit) takes to apply here.
  */
 export const DIRECTORY_TTL_MS = 1000;
+/**
+ * How long a request waits for the store when the record it needs is cached but out of date:
+ * past it, the store is taken as out of reach (a partition, an outage) and the last record read
+ * is used, so reads go on (writes still need the primary's lease, which the store grants).
+ */
+export const STORE_WAIT_MS = 500;
+/** The oldest a record may be and still be used while the store is out of reach. */
+export const MAX_STALE_MS = 10 * 60_000;
 
 /**
  * The data plane's view of databases, cached because every SQL request needs one. Only found
  * databases are cached (a database created a moment ago is never hidden by a stale "not found"),
  * entries live at most `ttlMs` (so a change made by another process shows within that bound), and
- * every local change clears the cache at once.
+ * every local change clears the cache at once. While the store is out of reach, the last record
+ * read (up to MAX_STALE_MS old) is used instead of waiting: see STORE_WAIT_MS.
  */
 export class DatabaseDirectory implements DatabaseLookup, DataPlaneCache {
   private readonly cache: DirectoryCache;
   private readonly invalidated: Array<() => void> = [];
   /** Counts `invalidate` calls: a read begun before one must not be kept after it. */
   private generation = 0;
+  /** Store reads under way for records that are cached but out of date, by locator. */
+  private readonly pending = new Map<
+    string,
+    { read: Promise<{ record: DataPlaneDatabase | undefined; at: number }>; since: number }
+  >();
 
   constructor(
     private readonly store: StoreAccess,
@@ -50,6 +64,47 @@ export class DatabaseDirectory implements DatabaseLookup, DataPlaneCache {
   ): Promise<{ record: DataPlaneDatabase | undefined; at: number }> {
     const hit = this.cache.entry(locator, now);
     if (hit) return hit;
+    const stale = this.cache.stale(locator);
+    if (!stale || now - stale.at > MAX_STALE_MS) return this.readStore(locator, now);
+    return this.readOrStale(locator, now, stale);
+  }
+
+  /**
+   * A fresh read when the store answers in time; otherwise the record last read, handed out at once
+   * to every request while a read is still pending (only the first waits), and when the read fails.
+   */
+  private async readOrStale(
+    locator: DatabaseLocator,
+    now: number,
+    stale: { record: DataPlaneDatabase; at: number },
+  ): Promise<{ record: DataPlaneDatabase | undefined; at: number }> {
+    const key = locatorKey(locator);
+    let pending = this.pending.get(key);
+    if (pending && now - pending.since > STORE_WAIT_MS) return stale;
+    if (!pending) {
+      const read = this.readStore(locator, now).finally(() => this.pending.delete(key));
+      read.catch(() => {});
+      pending = { read, since: now };
+      this.pending.set(key, pending);
+    }
+    let timer: NodeJS.Timeout | undefined;
+    const late = new Promise<"late">((resolve) => {
+      timer = setTimeout(() => resolve("late"), STORE_WAIT_MS);
+    });
+    try {
+      const got = await Promise.race([pending.read, late]);
+      return got === "late" ? stale : got;
+    } catch {
+      return stale;
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  private async readStore(
+    locator: DatabaseLocator,
+    now: number,
+  ): Promise<{ record: DataPlaneDatabase | undefined; at: number }> {
     const generation = this.generation;
     const record = await this.store.read(async (r) => {
       const found = await r.databases.findForDataPlane(locator);

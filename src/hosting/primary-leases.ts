@@ -1,6 +1,13 @@
 import type { Logger } from "../lib/logger.js";
 import type { Store } from "../store/store.js";
 
+/**
+ * How long a write waits for a lease round when this node holds no valid lease (at most a lease):
+ * past it the write is refused with PRIMARY_NOT_LEASED rather than held while the store is out of
+ * reach.
+ */
+const ACQUIRE_WAIT_MS = 2000;
+
 /** A lease this node holds: its epoch, when writes may start (wall clock), until when (monotonic). */
 interface Held {
   epoch: number;
@@ -44,6 +51,8 @@ export class PrimaryLeases {
   private timer: NodeJS.Timeout | undefined;
   private running: Promise<void> = Promise.resolve();
   private asked: Promise<void> | undefined;
+  /** When the round `asked` began (performance.now()). */
+  private askedAt = 0;
   private readonly watchers: Array<(views: LeaseView[]) => void> = [];
   private told: NodeJS.Immediate | undefined;
 
@@ -90,13 +99,29 @@ export class PrimaryLeases {
    */
   async acquire(groupId: string): Promise<boolean> {
     if (this.mayWrite(groupId)) return true;
-    this.asked ??= this.running
-      .then(() => this.tick())
-      .finally(() => {
-        this.asked = undefined;
-      });
-    this.running = this.asked;
-    await this.asked;
+    const wait = Math.min(this.parts.leaseMs, ACQUIRE_WAIT_MS);
+    // A round already stuck that long: the store is out of reach, refuse at once.
+    if (this.asked && performance.now() - this.askedAt > wait) return false;
+    if (!this.asked) {
+      this.askedAt = performance.now();
+      this.asked = this.running
+        .then(() => this.tick())
+        .finally(() => {
+          this.asked = undefined;
+        });
+      this.running = this.asked;
+    }
+    // A store that doesn't answer (a partition) must not hold the write: past a bound it is
+    // refused, nothing written, while the round goes on for the next one.
+    let timer: NodeJS.Timeout | undefined;
+    const bound = new Promise<void>((resolve) => {
+      timer = setTimeout(resolve, wait);
+    });
+    try {
+      await Promise.race([this.asked, bound]);
+    } finally {
+      clearTimeout(timer);
+    }
     return this.mayWrite(groupId);
   }
 

@@ -25,8 +25,9 @@ export const DATA_PLANE_CODES = {
     "the server's free disk space is below SHOAL_DISK_RESERVE_MB; writes that grow a database are refused",
   FORBIDDEN: "the token or the database's setup does not allow this statement",
   PRIMARY_NOT_LEASED: "this node no longer holds the lease of the database's primary; nothing was written",
-  PRIMARY_UNREACHABLE: "the node holding the database's primary can't be reached",
-  PRIMARY_FAILED: "the node holding the database's primary failed without a code of its own",
+  PRIMARY_UNREACHABLE: "the node holding the database's primary can't be reached; nothing was sent",
+  PRIMARY_FAILED:
+    "the node holding the database's primary failed or didn't answer in time; the request may have taken effect",
   DESCRIBE_ELSEWHERE: "`describe` at a replica location whose primary is on another node",
   UNKNOWN: "another node's failed result came without a code",
   // The whole request or connection failed.

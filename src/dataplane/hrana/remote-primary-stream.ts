@@ -101,7 +101,7 @@ export class RemotePrimaryStream implements SqlStream {
   private async send(requests: Array<Record<string, unknown>>): Promise<Result[]> {
     const db = this.access.database;
     const base = await this.peers.urlOf(db.primary_location);
-    if (!base) throw unreachable(db.primary_location, "no node holds it");
+    if (!base) throw notSent(db.primary_location, "no node holds it");
     const at = `${encodeURIComponent(db.name)}@${encodeURIComponent(this.location)}`;
     let res: Response;
     try {
@@ -118,7 +118,8 @@ export class RemotePrimaryStream implements SqlStream {
         signal: AbortSignal.timeout(FORWARD_TIMEOUT_MS),
       });
     } catch (e) {
-      throw unreachable(db.primary_location, (e as Error).message);
+      this.closed = true;
+      throw forwardFailure(db.primary_location, e);
     }
     const body = (await res.json().catch(() => ({}))) as {
       baton?: string | null;
@@ -163,10 +164,35 @@ function ok(r: Result | undefined): Record<string, unknown> {
   return r.response;
 }
 
-function unreachable(location: string, why: string): HranaError {
+function notSent(location: string, why: string): HranaError {
   return new HranaError(
     "PRIMARY_UNREACHABLE",
-    `the node holding this database's primary (location ${location}) can't be reached: ${why}`,
+    `the node holding this database's primary (location ${location}) can't be reached: ${why}; nothing was written`,
+  );
+}
+
+/** Failures of a connection that was never made: the request wasn't sent, so nothing was written. */
+const NOT_SENT = new Set([
+  "ECONNREFUSED",
+  "ENOTFOUND",
+  "EAI_AGAIN",
+  "EHOSTUNREACH",
+  "ENETUNREACH",
+  "UND_ERR_CONNECT_TIMEOUT",
+]);
+
+/**
+ * A forwarded request that got no answer. Refused before the connection was made, it was never
+ * sent (`PRIMARY_UNREACHABLE`: nothing written); otherwise (a timeout, a connection cut) it may
+ * have run on the primary, and the answer says the outcome is unknown (`PRIMARY_FAILED`).
+ */
+function forwardFailure(location: string, e: unknown): HranaError {
+  const cause = (e as { cause?: { code?: unknown; message?: string } }).cause;
+  const why = cause?.message ?? (e as Error).message;
+  if (typeof cause?.code === "string" && NOT_SENT.has(cause.code)) return notSent(location, why);
+  return new HranaError(
+    "PRIMARY_FAILED",
+    `the node holding this database's primary (location ${location}) didn't answer: ${why}; the request may or may not have taken effect`,
   );
 }
 
