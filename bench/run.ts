@@ -37,6 +37,9 @@ const benchmarks: Record<string, () => Promise<Benchmark>> = {
   backup: async () => (await import("./backup.js")).backupBenchmark,
   proxy: async () => (await import("./proxy.js")).proxyBenchmark,
   nodes: async () => (await import("./nodes.js")).nodesBenchmark,
+  neighbour: async () => (await import("./neighbour.js")).neighbourBenchmark,
+  soak: async () => (await import("./soak.js")).soakBenchmark,
+  partitions: async () => (await import("./partitions.js")).partitionsBenchmark,
 };
 
 // Loads every benchmark's module and stops (the suite checks they all load outside vitest).

@@ -78,7 +78,13 @@ function stopper(proc: ChildProcess): () => Promise<void> {
  * Shoal on `dataDir` with `SHOAL_WORKERS=workers`, logging warnings only (at `info` every request
  * is a log line, which is not what is measured here), ready once `/health/ready` answers.
  */
-export async function startShoalProcess(dataDir: string, workers: number, cpus?: string): Promise<Server> {
+export async function startShoalProcess(
+  dataDir: string,
+  workers: number,
+  cpus?: string,
+  /** More settings for the node (`SHOAL_*`). */
+  env: Record<string, string> = {},
+): Promise<Server> {
   const port = await freePort();
   // The built server, as `npm start` runs it: run from the sources, TypeScript's loader would take
   // its own share of the CPU measured (see `ensureBuilt`). Its shards inherit its cores.
@@ -94,6 +100,7 @@ export async function startShoalProcess(dataDir: string, workers: number, cpus?:
       SHOAL_LOG_LEVEL: process.env.BENCH_LOG_LEVEL ?? "warn",
       SHOAL_LOCATIONS: "aws-us-east-1",
       SHOAL_WORKERS: String(workers),
+      ...env,
     },
     stdio: ["ignore", process.env.BENCH_LOG_LEVEL ? "inherit" : "ignore", "pipe"],
   });
