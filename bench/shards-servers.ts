@@ -125,7 +125,8 @@ export async function startShoalProcess(
   return { url, pids: processTree(proc.pid!), stop: stopper(proc) };
 }
 
-async function post(url: string, token: string, body?: unknown): Promise<Record<string, any>> {
+/** POSTs JSON with a bearer token; throws on any status but 2xx. */
+export async function post(url: string, token: string, body?: unknown): Promise<Record<string, any>> {
   const r = await fetch(url, {
     method: "POST",
     headers: { authorization: `Bearer ${token}`, "content-type": "application/json" },

@@ -10,7 +10,7 @@ import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { type BenchOptions, fmt, table } from "./harness.js";
-import { ADMIN, ensureBuilt, startShoalProcess } from "./shards-servers.js";
+import { ADMIN, ensureBuilt, post, startShoalProcess } from "./shards-servers.js";
 
 const SHARDS = 2;
 /** Connections the node keeps open (`SHOAL_MAX_CONNECTIONS`): far fewer than the databases used. */
@@ -39,16 +39,6 @@ function rssMb(pids: number[]): number {
     }
   }
   return kb / 1024;
-}
-
-async function post(url: string, token: string, body?: unknown): Promise<Record<string, any>> {
-  const r = await fetch(url, {
-    method: "POST",
-    headers: { authorization: `Bearer ${token}`, "content-type": "application/json" },
-    body: body === undefined ? undefined : JSON.stringify(body),
-  });
-  if (!r.ok) throw new Error(`${url}: ${r.status} ${await r.text()}`);
-  return (await r.json()) as Record<string, any>;
 }
 
 const stmt = (sql: string, args: unknown[] = []) => ({

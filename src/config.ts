@@ -130,6 +130,16 @@ export function parseLocations(text: string): LocationDef[] {
   return out;
 }
 
+/** A comma-separated setting as its trimmed, non-empty entries. */
+function commaList() {
+  return z.string().transform((text) =>
+    text
+      .split(",")
+      .map((c) => c.trim())
+      .filter((c) => c !== ""),
+  );
+}
+
 /** An integer setting; the message says what is accepted rather than what zod saw. */
 function wholeNumber(min: number, max: number) {
   const error = `a whole number from ${min} to ${max}`;
@@ -233,28 +243,14 @@ const EnvSchema = z.object({
   SHOAL_MAX_STREAMS_PER_WEBSOCKET: wholeNumber(1, 100_000).default(128),
   SHOAL_HEADERS_TIMEOUT_MS: wholeNumber(1000, 3_600_000).default(10_000),
   SHOAL_BODY_TIMEOUT_MS: wholeNumber(1000, 3_600_000).default(30_000),
-  SHOAL_NODE_LOCATIONS: z
-    .string()
-    .transform((text) =>
-      text
-        .split(",")
-        .map((c) => c.trim())
-        .filter((c) => c !== ""),
-    )
+  SHOAL_NODE_LOCATIONS: commaList()
     .pipe(z.array(z.string().regex(CODE, "location codes separated by commas")).min(1))
     .optional(),
   SHOAL_PRIMARY_LEASE_MS: wholeNumber(1000, 3_600_000).default(10_000),
   SHOAL_FAILOVER_AFTER_MS: wholeNumber(0, 86_400_000).default(0),
   SHOAL_REPLICA_PULL_TIMEOUT_MS: wholeNumber(100, 3_600_000).default(5000),
   SHOAL_DISK_RESERVE_MB: wholeNumber(0, 1_048_576).default(256),
-  SHOAL_FAILPOINTS: z
-    .string()
-    .transform((text) =>
-      text
-        .split(",")
-        .map((c) => c.trim())
-        .filter((c) => c !== ""),
-    )
+  SHOAL_FAILPOINTS: commaList()
     .pipe(z.array(z.enum(FAILPOINTS, `failpoint names separated by commas: ${FAILPOINTS.join(", ")}`)))
     .optional(),
   SHOAL_NODE_URL: z
