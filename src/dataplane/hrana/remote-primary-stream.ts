@@ -186,7 +186,7 @@ const NOT_SENT = new Set([
  * sent (`PRIMARY_UNREACHABLE`: nothing written); otherwise (a timeout, a connection cut) it may
  * have run on the primary, and the answer says the outcome is unknown (`PRIMARY_FAILED`).
  */
-function forwardFailure(location: string, e: unknown): HranaError {
+export function forwardFailure(location: string, e: unknown): HranaError {
   const cause = (e as { cause?: { code?: unknown; message?: string } }).cause;
   const why = cause?.message ?? (e as Error).message;
   if (typeof cause?.code === "string" && NOT_SENT.has(cause.code)) return notSent(location, why);
