@@ -18,6 +18,8 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 interface Fault {
   label: string;
   link?: { on: "toStore" | "toNode"; node: string; mode: CutMode };
+  /** Cut every link of this node (store, and both ways between the nodes). */
+  isolate?: string;
 }
 
 const FAULTS: Fault[] = [
@@ -29,7 +31,20 @@ const FAULTS: Fault[] = [
     link: { on: "toNode", node: "node-a", mode: "blackhole" },
   },
   { label: "store cut from the replica's node", link: { on: "toStore", node: "node-b", mode: "blackhole" } },
+  // Last: the replica's node takes the primary over (SHOAL_FAILOVER_AFTER_MS) while the old one is cut off.
+  { label: "primary's node isolated, failover", isolate: "node-a" },
 ];
+
+/** The proxies a fault cuts. */
+function linksOf(c: FaultyCluster, f: Fault) {
+  if (f.link) return [{ proxy: c[f.link.on].get(f.link.node)!, mode: f.link.mode }];
+  if (!f.isolate) return [];
+  const other = f.isolate === "node-a" ? "node-b" : "node-a";
+  return [c.toStore.get(f.isolate)!, c.toNode.get(f.isolate)!, c.toNode.get(other)!].map((proxy) => ({
+    proxy,
+    mode: "blackhole" as CutMode,
+  }));
+}
 
 async function caughtUp(c: FaultyCluster, ms: number): Promise<number | undefined> {
   const started = Date.now();
@@ -45,7 +60,8 @@ async function caughtUp(c: FaultyCluster, ms: number): Promise<number | undefine
 export async function partitionsBenchmark(opts: BenchOptions): Promise<Record<string, unknown>> {
   const outageMs = opts.quick ? 2 * LEASE_MS : 3 * LEASE_MS;
   const perNode = opts.quick ? 2 : 4;
-  const c = await startFaultyCluster(LEASE_MS);
+  // Failover waits as long as the other faults last: only the isolation lasts long enough for it.
+  const c = await startFaultyCluster(LEASE_MS, { SHOAL_FAILOVER_AFTER_MS: String(outageMs) });
   const rows: string[][] = [];
   const out: Record<string, unknown> = { leaseMs: LEASE_MS, outageMs, clientsPerNode: perNode };
   try {
@@ -54,10 +70,12 @@ export async function partitionsBenchmark(opts: BenchOptions): Promise<Record<st
       const load = runWorkload(c.clients(`run${i}`, perNode), { timeoutMs: 40_000, pauseMs: 10 });
       await sleep(2000);
       const cutAt = Date.now();
-      if (f.link) c[f.link.on].get(f.link.node)!.cut(f.link.mode);
-      await sleep(outageMs);
+      const links = linksOf(c, f);
+      for (const l of links) l.proxy.cut(l.mode);
+      // The isolation lasts until the lease has run out and the failover wait has passed, and then some.
+      await sleep(f.isolate ? 2 * outageMs + LEASE_MS + 5000 : outageMs);
       const healAt = Date.now();
-      if (f.link) c[f.link.on].get(f.link.node)!.heal();
+      for (const l of links) l.proxy.heal();
       await sleep(LEASE_MS);
       const history = await load.stop();
       const problems = checkHistory(history, await c.finalState());
@@ -70,8 +88,8 @@ export async function partitionsBenchmark(opts: BenchOptions): Promise<Record<st
         fmt(fig.writesOk),
         fmt(fig.writesRefused),
         fmt(fig.writesUnknown),
-        ms(f.link ? fig.firstRefusedMs : undefined),
-        ms(f.link ? fig.writesBackMs : undefined),
+        ms(links.length ? fig.firstRefusedMs : undefined),
+        ms(links.length ? fig.writesBackMs : undefined),
         ms(fig.slowestReadMs),
         ms(catchUp),
         problems.length === 0 ? "none" : `${problems.length}: ${problems[0]}`,

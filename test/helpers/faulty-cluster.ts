@@ -30,7 +30,11 @@ export interface FaultyCluster {
 
 const ORG = "parted";
 
-export async function startFaultyCluster(leaseMs: number): Promise<FaultyCluster> {
+export async function startFaultyCluster(
+  leaseMs: number,
+  /** More settings for both nodes (`SHOAL_FAILOVER_AFTER_MS`, say). */
+  env: Record<string, string> = {},
+): Promise<FaultyCluster> {
   const cluster: Cluster = await startCluster();
   const toStore = new Map<string, TcpProxy>();
   const toNode = new Map<string, TcpProxy>();
@@ -43,6 +47,7 @@ export async function startFaultyCluster(leaseMs: number): Promise<FaultyCluster
       SHOAL_METADATA_URL: pg.toString(),
       SHOAL_NODE_URL: `http://127.0.0.1:${inbound.port}`,
       SHOAL_PRIMARY_LEASE_MS: String(leaseMs),
+      ...env,
     });
     inbound.target(Number(new URL(p.url).port));
     toStore.set(id, store);
