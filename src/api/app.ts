@@ -33,6 +33,7 @@ import { planRoutes } from "./routes/plans.js";
 import { releaseRoutes } from "./routes/releases.js";
 import { usageHistoryRoutes } from "./routes/usage-history.js";
 import { userRoutes } from "./routes/users.js";
+import { v3Routes } from "./routes/v3.js";
 
 /** Every route of the management API, in registration order. */
 export const ALL_ROUTES: readonly Route[] = [
@@ -46,6 +47,7 @@ export const ALL_ROUTES: readonly Route[] = [
   ...releaseRoutes,
   ...groupRoutes,
   ...databaseRoutes,
+  ...v3Routes,
   ...dumpRoutes,
   ...databaseTokenRoutes,
   ...databaseSettingsRoutes,

@@ -34,6 +34,10 @@ export const apiErrors = {
   invalidInput: (where: string, at: string, problem: string) =>
     new InvalidError(`invalid ${where}: ${at}${problem}`),
   invalidJson: (reason: string) => new InvalidError(`invalid JSON body: ${reason}`),
+  deletedNotKept: () =>
+    new InvalidError(
+      "this server doesn't keep deleted databases: a deletion is final, so there is nothing to list or restore",
+    ),
   noFineGrainedPermissions: () =>
     new InvalidError("fine-grained (table-level) permissions are not supported"),
   notMultipart: (field: string) =>

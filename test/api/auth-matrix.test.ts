@@ -51,9 +51,17 @@ beforeAll(async () => {
   stranger = await createUser(h);
   const org = await createTeam(owner);
   await addMember(owner, org, viewer.username, "viewer");
-  await createGroup(owner, org, "default");
-  await createDatabase(owner, org, "matrix-target");
-  fixture = { org, group: "default", database: "matrix-target" };
+  const group = await createGroup(owner, org, "default");
+  const database = await createDatabase(owner, org, "matrix-target");
+  const orgId = (await owner.api.get(`/v1/organizations/${org}`)).body.organization.id;
+  fixture = {
+    org,
+    group: "default",
+    database: "matrix-target",
+    orgId,
+    groupId: group.uuid,
+    databaseId: database.DbId,
+  };
   const minted = await owner.api.post("/v1/auth/api-tokens/to-revoke");
   revoked = minted.body.token;
   expect((await owner.api.delete("/v1/auth/api-tokens/to-revoke")).status).toBe(200);

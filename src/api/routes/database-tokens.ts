@@ -19,7 +19,7 @@ const RevokeAnswer = z.object({
   revoked: z.string().openapi({ description: "The revoked token's id (jti)." }),
 });
 
-const TokenQuery = z.object({
+export const TokenQuery = z.object({
   expiration: optional(z.string()).openapi({
     description:
       "`never` (default), or a duration such as `2w`, `1d`, `12h`, `30m` (units w, d, h, m, s, ms, us, ns).",
@@ -27,7 +27,7 @@ const TokenQuery = z.object({
   }),
   authorization: optional(z.string()).openapi({ description: "`full-access` (default) or `read-only`." }),
 });
-const TokenBody = z.object({
+export const TokenBody = z.object({
   permissions: optional(
     z.object({
       read_attach: optional(
@@ -39,10 +39,16 @@ const TokenBody = z.object({
   ),
   fine_grained_permissions: optional(z.array(z.unknown())),
 });
-const Jwt = z.object({ jwt: z.string().openapi({ description: "An EdDSA JWT for the data plane." }) });
-const tokenErrors = { 400: "Invalid expiration format, or an invalid authorization", 404: "Not found." };
+export const Jwt = z.object({ jwt: z.string().openapi({ description: "An EdDSA JWT for the data plane." }) });
+export const tokenErrors = {
+  400: "Invalid expiration format, or an invalid authorization",
+  404: "Not found.",
+};
 
-function tokenRequest(query: z.infer<typeof TokenQuery>, body: z.infer<typeof TokenBody>): TokenRequest {
+export function tokenRequest(
+  query: z.infer<typeof TokenQuery>,
+  body: z.infer<typeof TokenBody>,
+): TokenRequest {
   if (body.fine_grained_permissions && body.fine_grained_permissions.length > 0) {
     throw apiErrors.noFineGrainedPermissions();
   }

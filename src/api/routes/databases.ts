@@ -1,7 +1,9 @@
 import { z } from "@hono/zod-openapi";
-import { createDatabase } from "../../domain/databases/create-database.js";
+import type { Context } from "hono";
+import { type CreateDatabaseInput, createDatabase } from "../../domain/databases/create-database.js";
 import { deleteDatabase, getDatabase, listDatabases } from "../../domain/databases/databases.js";
 import { DATABASE_NOT_FOUND } from "../documented-errors.js";
+import type { AppEnv } from "../env.js";
 import { FORWARDED_HEADER } from "../forward.js";
 import { callerOrigin } from "../origin.js";
 import { DatabaseParams, OrgParams, optional, PageQuery, PaginationWire } from "../params.js";
@@ -33,7 +35,7 @@ const SeedBody = z
   })
   .openapi("DatabaseSeed", { description: "Where the new database's first content comes from." });
 
-const CreateBody = z.object({
+export const CreateBody = z.object({
   name: z.string().openapi({
     description: "Lowercase letters, digits and dashes; at most 64 characters.",
     example: "my-db",
@@ -78,6 +80,24 @@ const CreateBody = z.object({
       "`{encryption_key, encryption_cipher}`: encrypt the database at rest with this key (cipher `aes256cbc`). A branch or point-in-time restore of an encrypted database must bring its source's key. Not with `is_schema` or `schema`.",
   }),
 });
+
+/** A create's body as the domain takes it (v1 and v3 send the same body). */
+export function createInput(body: z.infer<typeof CreateBody>, c: Context<AppEnv>): CreateDatabaseInput {
+  return {
+    name: body.name,
+    group: body.group,
+    location: body.location,
+    sizeLimit: body.size_limit === undefined ? undefined : String(body.size_limit),
+    seed: body.seed,
+    isSchema: body.is_schema,
+    schema: body.schema,
+    remoteEncryption: body.remote_encryption,
+    groupId: body.group_id,
+    useTursoDb: body.use_tursodb,
+    // On a call another node forwarded, the address the caller used is in X-Forwarded-Host.
+    host: (c.req.header(FORWARDED_HEADER) && c.req.header("x-forwarded-host")) || c.req.header("host"),
+  };
+}
 
 export const databaseRoutes: Route[] = [
   route({
@@ -135,20 +155,7 @@ export const databaseRoutes: Route[] = [
     },
     idempotent: true,
     handler: async ({ ctx, params, body, c }) => {
-      const d = await createDatabase(ctx, params.organizationName, {
-        name: body.name,
-        group: body.group,
-        location: body.location,
-        sizeLimit: body.size_limit === undefined ? undefined : String(body.size_limit),
-        seed: body.seed,
-        isSchema: body.is_schema,
-        schema: body.schema,
-        remoteEncryption: body.remote_encryption,
-        groupId: body.group_id,
-        useTursoDb: body.use_tursodb,
-        // On a call another node forwarded, the address the caller used is in X-Forwarded-Host.
-        host: (c.req.header(FORWARDED_HEADER) && c.req.header("x-forwarded-host")) || c.req.header("host"),
-      });
+      const d = await createDatabase(ctx, params.organizationName, createInput(body, c));
       return { database: createdDatabaseWire(d) };
     },
   }),

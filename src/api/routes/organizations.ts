@@ -14,6 +14,8 @@ import {
   OrganizationWire,
   organizationV2Wire,
   organizationWire,
+  RetrievedOrganizationWire,
+  retrievedOrganizationWire,
 } from "../wire/organization.js";
 
 const tags = ["Organizations"];
@@ -80,11 +82,12 @@ export const organizationRoutes: Route[] = [
     path: "/v1/organizations/{organizationName}",
     summary: "Retrieve an organization",
     tags,
+    description: "The organization, with its `id` (what the v3 API's paths take).",
     params: OrgParams,
-    response: Wrapped,
+    response: z.object({ organization: RetrievedOrganizationWire }),
     errors: { 404: "organization not found" },
     handler: async ({ ctx, params }) => ({
-      organization: organizationWire(await getOrganization(ctx, params.organizationName)),
+      organization: retrievedOrganizationWire(await getOrganization(ctx, params.organizationName)),
     }),
   }),
   route({

@@ -91,3 +91,33 @@ export const CreatedDatabaseWire = z
 export function createdDatabaseWire(d: Database): z.infer<typeof CreatedDatabaseWire> {
   return { DbId: d.id, Hostname: d.hostname, Name: d.name };
 }
+
+/**
+ * The v3 API's Database: v1's keys plus the ids v3 addresses things by, and the settings v1 keeps
+ * behind `/configuration` (`delete_protection` is already a v1 key).
+ */
+export const DatabaseV3Wire = DatabaseWire.extend({
+  group_id: z.string().openapi({ description: "The group's id (`uuid` in group answers)." }),
+  organization_id: z.string().openapi({ description: "The organization's id." }),
+  allow_rules_config: z
+    .object({
+      allowed_ips: z.array(z.string()).openapi({
+        description: "Addresses or CIDR ranges the data plane accepts; empty for any address.",
+      }),
+      allowed_aws_vpc_ids: z
+        .array(z.string())
+        .openapi({ description: "Always empty: Shoal runs no AWS VPCs." }),
+    })
+    .openapi({
+      description: "Who may reach the data plane; changed through v1's `PATCH .../configuration`.",
+    }),
+}).openapi("DatabaseV3");
+
+export function databaseV3Wire(d: Database, version: string, origin: string): z.infer<typeof DatabaseV3Wire> {
+  return {
+    ...databaseWire(d, version, origin),
+    group_id: d.groupId,
+    organization_id: d.orgId,
+    allow_rules_config: { allowed_ips: d.allowedIps, allowed_aws_vpc_ids: [] },
+  };
+}

@@ -45,11 +45,23 @@ export function organizationWire(o: Organization): z.infer<typeof OrganizationWi
   };
 }
 
+const orgId = z.string().openapi({
+  description: "Organization id: the v3 API's paths take it.",
+  example: "0eb771dd-6906-41ee-8553-eaa7715aeaf2",
+});
+
+/** Retrieve Organization's answer: the organization and its `id`, as Turso's v3 documents point to. */
+export const RetrievedOrganizationWire = OrganizationWire.extend({ id: orgId }).openapi(
+  "RetrievedOrganization",
+);
+
+export function retrievedOrganizationWire(o: Organization): z.infer<typeof RetrievedOrganizationWire> {
+  return { id: o.id, ...organizationWire(o) };
+}
+
 /** The v2 list entry (the turso CLI's `org list`): the organization plus its `id` and `stripe_id`. */
 export const OrganizationV2Wire = OrganizationWire.extend({
-  id: z
-    .string()
-    .openapi({ description: "Organization id.", example: "0eb771dd-6906-41ee-8553-eaa7715aeaf2" }),
+  id: orgId,
   stripe_id: z.string().openapi({ description: "Always empty: there is no billing account.", example: "" }),
 }).openapi("OrganizationV2");
 

@@ -4,6 +4,7 @@ import type { GroupRow, OrganizationRow } from "../../store/schema.js";
 import type { Repos } from "../../store/store.js";
 import type { Principal } from "./context.js";
 import { coreErrors } from "./errors.js";
+import { type Ref, refText } from "./ref.js";
 import {
   checkTokenAllows,
   type OrgAction,
@@ -19,12 +20,16 @@ import {
 export async function requireGroup(
   r: Repos,
   actor: Principal,
-  slug: string,
-  name: string,
+  slug: Ref,
+  name: Ref,
   action: OrgAction,
 ): Promise<OrgAccess & { group: GroupRow }> {
   const access = await requireOrgAccess(r, actor, slug, action);
-  const group = await r.groups.findByName(access.org.id, name);
+  const found =
+    typeof name === "string"
+      ? await r.groups.findByName(access.org.id, name)
+      : await r.groups.findById(name.id);
+  const group = found?.org_id === access.org.id ? found : undefined;
   if (!group) throw coreErrors.groupNotFound();
   requireGroupInScope(actor, group.id, group.name);
   return { ...access, group };
@@ -34,14 +39,18 @@ export async function requireGroup(
 export async function requireDatabase(
   r: Repos,
   actor: Principal,
-  slug: string,
-  name: string,
+  slug: Ref,
+  name: Ref,
   action: OrgAction,
 ): Promise<OrgAccess & { db: DatabaseWithPlacement }> {
   const access = await requireOrgAccess(r, actor, slug, action);
-  const db = await r.databases.findByName(access.org.id, name);
-  if (!db) throw coreErrors.databaseNotFound(echoable(name));
-  requireGroupInScope(actor, db.group_id, `of database ${name}`);
+  const found =
+    typeof name === "string"
+      ? await r.databases.findByName(access.org.id, name)
+      : await r.databases.findById(name.id);
+  const db = found?.org_id === access.org.id ? found : undefined;
+  if (!db) throw coreErrors.databaseNotFound(echoable(refText(name)));
+  requireGroupInScope(actor, db.group_id, `of database ${db.name}`);
   return { ...access, db };
 }
 
@@ -62,13 +71,16 @@ export interface OrgAccess {
 export async function requireOrgAccess(
   r: Repos,
   actor: Principal,
-  slug: string,
+  slug: Ref,
   action: OrgAction,
 ): Promise<OrgAccess> {
-  const org = await r.organizations.findBySlug(slug);
+  const org =
+    typeof slug === "string"
+      ? await r.organizations.findBySlug(slug)
+      : await r.organizations.findById(slug.id);
   const member = org ? await r.members.find(org.id, actor.userId) : undefined;
   if (!org || !member || (actor.orgId !== null && actor.orgId !== org.id)) {
-    throw coreErrors.notAMember(echoable(slug));
+    throw coreErrors.notAMember(echoable(refText(slug)));
   }
   checkTokenAllows(actor, action);
   requireRoleAllows(member.role, action);

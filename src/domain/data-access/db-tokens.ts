@@ -4,6 +4,7 @@ import { echoable } from "../../lib/loggable-path.js";
 import { requireDatabase, requireGroup } from "../core/access-tx.js";
 import { audit } from "../core/audit-tx.js";
 import { coreErrors } from "../core/errors.js";
+import type { Ref } from "../core/ref.js";
 import { requireGroupInScope } from "../core/roles.js";
 import { dataAccessErrors } from "./errors.js";
 import type { DbTokenCtx, DbTokenPorts } from "./ports.js";
@@ -100,17 +101,18 @@ async function attachIdsOf(
 /** `POST .../databases/{db}/auth/tokens`: a token for one database. */
 export async function mintDatabaseToken(
   ctx: DbTokenCtx,
-  slug: string,
-  dbName: string,
+  slug: Ref,
+  dbRef: Ref,
   req: TokenRequest,
 ): Promise<string> {
   const ttl = parseExpiration(req.expiration);
   const access = accessOf(req.authorization);
-  const { org, db } = await ctx.deps.store.read(async (r) => {
-    const { org } = await requireDatabase(r, ctx.actor, slug, dbName, "db:mint-token");
-    return { org, db: await r.databases.findForDataPlane({ orgSlug: org.slug, name: dbName }) };
+  const { org, db, name } = await ctx.deps.store.read(async (r) => {
+    const { org, db: row } = await requireDatabase(r, ctx.actor, slug, dbRef, "db:mint-token");
+    const db = await r.databases.findForDataPlane({ orgSlug: org.slug, name: row.name });
+    return { org, db, name: row.name };
   });
-  if (!db) throw coreErrors.databaseNotFound(echoable(dbName));
+  if (!db) throw coreErrors.databaseNotFound(echoable(name));
   const attachIds = await attachIdsOf(ctx, org.id, req.attach);
   const nowSec = Math.floor(ctx.deps.clock().getTime() / 1000);
   const claims = claimsFor(
@@ -127,8 +129,8 @@ export async function mintDatabaseToken(
 /** `POST .../groups/{group}/auth/tokens`: a token for every database of a group, present and future. */
 export async function mintGroupToken(
   ctx: DbTokenCtx,
-  slug: string,
-  groupName: string,
+  slug: Ref,
+  groupName: Ref,
   req: TokenRequest,
 ): Promise<string> {
   const ttl = parseExpiration(req.expiration);

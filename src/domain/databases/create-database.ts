@@ -10,6 +10,7 @@ import { audit } from "../core/audit-tx.js";
 import { diskFullError, requireDiskSpace } from "../core/disk.js";
 import { coreErrors } from "../core/errors.js";
 import { checkDatabaseName, parseSizeLimit } from "../core/names.js";
+import type { Ref } from "../core/ref.js";
 import { requireGroupInScope } from "../core/roles.js";
 import { groupErrors } from "../groups/errors.js";
 import { requireQuota } from "../plans/quota-tx.js";
@@ -40,6 +41,11 @@ export interface CreateDatabaseInput {
   groupId?: string;
   /** Asks for the Turso Database engine: refused when true (Shoal runs libSQL). */
   useTursoDb?: boolean;
+  /**
+   * A branch that names no group goes to its source's group rather than `default` (the v3 API:
+   * the turso CLI sends a fork there with neither `group` nor `group_id`).
+   */
+  branchInSourceGroup?: boolean;
 }
 
 interface Destination {
@@ -60,7 +66,7 @@ interface Destination {
  */
 export async function createDatabase(
   ctx: DatabaseCtx,
-  slug: string,
+  slug: Ref,
   input: CreateDatabaseInput,
 ): Promise<Database> {
   const sizeLimit = input.sizeLimit?.trim().toLowerCase() || null;
@@ -75,7 +81,7 @@ export async function createDatabase(
   }
   const { deps } = ctx;
   const plan = await deps.store.read(async (r) => {
-    const placed = await place(r, ctx, slug, input);
+    const placed = await place(r, ctx, slug, input, seed);
     await requireQuota(r, placed.org, "databases");
     return { placed, content: await planContent(r, ctx, placed.org, input, seed) };
   });
@@ -117,12 +123,13 @@ export async function createDatabase(
 async function place(
   r: Repos,
   ctx: DatabaseCtx,
-  slug: string,
+  slug: Ref,
   input: CreateDatabaseInput,
+  seed: Seed | undefined,
 ): Promise<Destination> {
   const { org } = await requireOrgAccess(r, ctx.actor, slug, "db:create");
   checkDatabaseName(input.name, org.slug);
-  const group = await findGroup(r, org.id, input);
+  const group = await findGroup(r, org.id, input, seed);
   if (!group) throw databaseErrors.groupNotFoundForCreate();
   requireGroupInScope(ctx.actor, group.id, group.name);
   const locations = (await r.groups.locationsOf([group.id])).get(group.id) ?? [];
@@ -139,7 +146,17 @@ async function place(
 }
 
 /** The group a create names, by `group` (default `default`), by `group_id`, or by both alike. */
-async function findGroup(r: Repos, orgId: string, input: CreateDatabaseInput): Promise<GroupRow | undefined> {
+async function findGroup(
+  r: Repos,
+  orgId: string,
+  input: CreateDatabaseInput,
+  seed: Seed | undefined,
+): Promise<GroupRow | undefined> {
+  if (!input.groupId && !input.group && input.branchInSourceGroup && seed?.type === "database") {
+    const source = await r.databases.findByName(orgId, seed.source);
+    // An unknown source is reported as such by the seed's own checks.
+    if (source) return r.groups.findById(source.group_id);
+  }
   if (!input.groupId) return r.groups.findByName(orgId, input.group || "default");
   const byId = await r.groups.findById(input.groupId);
   const group = byId?.org_id === orgId ? byId : undefined;
@@ -209,7 +226,7 @@ async function planPlain(
 /** Commits the row of a database whose file is built, with its audit entry. */
 async function commitCreate(
   ctx: DatabaseCtx,
-  slug: string,
+  slug: Ref,
   input: CreateDatabaseInput,
   made: {
     id: string;
@@ -222,7 +239,7 @@ async function commitCreate(
   const { deps } = ctx;
   const { built } = made;
   return deps.store.write(async (r) => {
-    const { org, group } = await place(r, ctx, slug, input);
+    const { org, group } = await place(r, ctx, slug, input, made.seed);
     // The insert bumps the organization's count (a trigger): take its row before the group's,
     // the order every transaction locks them in.
     await r.organizations.lockAll([org.id]);

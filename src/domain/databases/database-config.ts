@@ -5,6 +5,7 @@ import { audit } from "../core/audit-tx.js";
 import { parseSizeLimit } from "../core/names.js";
 import { databaseErrors } from "./errors.js";
 import type { DatabaseCtx } from "./ports.js";
+import { allowedIpsOf } from "./views.js";
 
 export interface DatabaseConfiguration {
   /** Largest size the database may grow to, as given (`256mb`, `1073741824`); null = no limit. */
@@ -44,7 +45,7 @@ function toConfiguration(r: Row): DatabaseConfiguration {
     blockReads: r.block_reads === 1,
     blockWrites: r.block_writes === 1,
     deleteProtection: r.delete_protection === 1,
-    allowedIps: r.allowed_ips ? (JSON.parse(r.allowed_ips) as string[]) : [],
+    allowedIps: allowedIpsOf(r.allowed_ips),
   };
 }
 

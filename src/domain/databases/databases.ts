@@ -4,6 +4,7 @@ import type { Repos } from "../../store/store.js";
 import { requireFilesHere } from "../cluster/placement-tx.js";
 import { requireDatabase, requireOrgAccess } from "../core/access-tx.js";
 import { audit } from "../core/audit-tx.js";
+import type { Ref } from "../core/ref.js";
 import { databaseErrors } from "./errors.js";
 import type { DatabaseCtx } from "./ports.js";
 import { type Database, toDatabase } from "./views.js";
@@ -19,6 +20,8 @@ async function withLocations(
 
 export interface DatabaseListFilter {
   group?: string;
+  /** Only databases of the group with this id (v3's `group_id`). */
+  groupId?: string;
   /** Branches of this database (its id, or its name). */
   parent?: string;
   /** Databases following this schema database (by name). */
@@ -32,7 +35,7 @@ export interface DatabaseListFilter {
 /** An organization's databases by name, filtered, in pages when `page.limit` is set. */
 export async function listDatabases(
   ctx: DatabaseCtx,
-  slug: string,
+  slug: Ref,
   filter: DatabaseListFilter = {},
   page: PageRequest = {},
 ): Promise<Page<Database>> {
@@ -42,9 +45,14 @@ export async function listDatabases(
     const none = { items: [], next: null };
     // A group-scoped token sees its own group's databases only.
     const f: DatabaseFilter = { groupId: ctx.actor.groupId ?? undefined, after };
-    if (filter.group) {
-      const g = await r.groups.findByName(org.id, filter.group);
-      if (!g || (f.groupId !== undefined && g.id !== f.groupId)) return none;
+    // By name (v1's `group`) or by id (v3's `group_id`); a group that isn't there matches nothing.
+    for (const [by, value] of [
+      ["name", filter.group],
+      ["id", filter.groupId],
+    ] as const) {
+      if (!value) continue;
+      const g = by === "name" ? await r.groups.findByName(org.id, value) : await r.groups.findById(value);
+      if (!g || g.org_id !== org.id || (f.groupId !== undefined && g.id !== f.groupId)) return none;
       f.groupId = g.id;
     }
     for (const [key, value] of [
@@ -69,7 +77,7 @@ export async function listDatabases(
   });
 }
 
-export async function getDatabase(ctx: DatabaseCtx, slug: string, name: string): Promise<Database> {
+export async function getDatabase(ctx: DatabaseCtx, slug: Ref, name: Ref): Promise<Database> {
   return ctx.deps.store.read(async (r) => {
     const { db: row } = await requireDatabase(r, ctx.actor, slug, name, "read");
     const [db] = await withLocations(r, ctx.deps, [row]);
@@ -78,9 +86,10 @@ export async function getDatabase(ctx: DatabaseCtx, slug: string, name: string):
 }
 
 /** Deletes a database; its files go once the deletion is committed. */
-export async function deleteDatabase(ctx: DatabaseCtx, slug: string, name: string): Promise<void> {
-  const { dbId, primary, locations } = await ctx.deps.store.write(async (r) => {
-    const { org, db: row } = await requireDatabase(r, ctx.actor, slug, name, "db:delete");
+export async function deleteDatabase(ctx: DatabaseCtx, slug: Ref, ref: Ref): Promise<string> {
+  const { name, dbId, primary, locations } = await ctx.deps.store.write(async (r) => {
+    const { org, db: row } = await requireDatabase(r, ctx.actor, slug, ref, "db:delete");
+    const name = row.name;
     // Locked before the checks below, so a child committed meanwhile is seen (see commitCreate);
     // the organization first, as the deletion updates its count.
     await r.organizations.lockAll([org.id]);
@@ -107,6 +116,7 @@ export async function deleteDatabase(ctx: DatabaseCtx, slug: string, name: strin
     await r.databases.delete(row.id);
     await audit(r, ctx, org.id, "db-delete", `database ${name} deleted`, { database: name });
     return {
+      name,
       dbId: row.id,
       primary: row.primary_location,
       locations: locations.map((l) => ({ location: l, primary: l === row.primary_location })),
@@ -115,4 +125,5 @@ export async function deleteDatabase(ctx: DatabaseCtx, slug: string, name: strin
   // An upload that was under way for it has nowhere to go.
   ctx.deps.uploads.discard(primary, dbId);
   await ctx.deps.instances.remove(locations.map(({ location, primary }) => ({ dbId, location, primary })));
+  return name;
 }

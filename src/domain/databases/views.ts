@@ -4,8 +4,10 @@ export interface Database {
   id: string;
   name: string;
   orgSlug: string;
+  orgId: string;
   hostname: string;
   group: string;
+  groupId: string;
   primaryLocation: string;
   locations: string[];
   sizeLimit: string | null;
@@ -13,6 +15,8 @@ export interface Database {
   blockWrites: boolean;
   allowAttach: boolean;
   deleteProtection: boolean;
+  /** Addresses (IPs or CIDR ranges) the data plane accepts; empty for any. */
+  allowedIps: string[];
   /** Archived with its group (see `Group.archived`). */
   archived: boolean;
   isSchema: boolean;
@@ -30,8 +34,10 @@ export function toDatabase(r: DatabaseWithPlacement, locations: string[], dbDoma
     id: r.id,
     name: r.name,
     orgSlug: r.org_slug,
+    orgId: r.org_id,
     hostname: `${r.name}-${r.org_slug}.${dbDomain}`,
     group: r.group_name,
+    groupId: r.group_id,
     primaryLocation: r.primary_location,
     locations,
     sizeLimit: r.size_limit,
@@ -39,6 +45,7 @@ export function toDatabase(r: DatabaseWithPlacement, locations: string[], dbDoma
     blockWrites: r.block_writes === 1,
     allowAttach: r.allow_attach === 1,
     deleteProtection: r.delete_protection === 1,
+    allowedIps: allowedIpsOf(r.allowed_ips),
     archived: r.group_archived === 1,
     isSchema: r.is_schema === 1,
     schema: r.schema_name ?? null,
@@ -49,4 +56,9 @@ export function toDatabase(r: DatabaseWithPlacement, locations: string[], dbDoma
     createdAt: r.created_at,
     encryptionCipher: r.encryption_cipher ?? null,
   };
+}
+
+/** The stored allowlist (JSON, or null for everyone) as a list; empty for everyone. */
+export function allowedIpsOf(stored: string | null): string[] {
+  return stored ? (JSON.parse(stored) as string[]) : [];
 }

@@ -10,6 +10,7 @@ import { coreErrors } from "../core/errors.js";
 import { instancesOfGroup } from "../core/instances-tx.js";
 import { checkGroupName } from "../core/names.js";
 import type { ReplicaStatus } from "../core/ports.js";
+import type { Ref } from "../core/ref.js";
 import { requireLocationQuota, requireQuota } from "../plans/quota-tx.js";
 import { groupErrors } from "./errors.js";
 import type { GroupCtx } from "./ports.js";
@@ -67,7 +68,7 @@ export async function createGroup(
 }
 
 /** An organization's groups by name, in pages when `page.limit` is set. */
-export async function listGroups(ctx: GroupCtx, slug: string, page: PageRequest = {}): Promise<Page<Group>> {
+export async function listGroups(ctx: GroupCtx, slug: Ref, page: PageRequest = {}): Promise<Page<Group>> {
   const after = decodeStringCursor(page.cursor);
   return ctx.deps.store.read(async (r) => {
     const { org } = await requireOrgAccess(r, ctx.actor, slug, "read");
@@ -89,10 +90,10 @@ export async function listGroups(ctx: GroupCtx, slug: string, page: PageRequest 
   });
 }
 
-export async function getGroup(ctx: GroupCtx, slug: string, name: string): Promise<Group> {
+export async function getGroup(ctx: GroupCtx, slug: Ref, ref: Ref): Promise<Group> {
   return ctx.deps.store.read(async (r) => {
-    const { org } = await requireGroup(r, ctx.actor, slug, name, "read");
-    const group = await loadGroup(r, org.id, name, ctx.deps);
+    const { org, group: row } = await requireGroup(r, ctx.actor, slug, ref, "read");
+    const group = await loadGroup(r, org.id, row.name, ctx.deps);
     if (!group) throw coreErrors.groupNotFound();
     return group;
   });

@@ -9,6 +9,7 @@ import { billingMatrix } from "./billing.js";
 import { databasesMatrix } from "./databases.js";
 import { groupsMatrix } from "./groups.js";
 import type { MatrixEntry } from "./types.js";
+import { v3Matrix } from "./v3.js";
 
 export type { Fixture, Kind, MatrixEntry } from "./types.js";
 
@@ -18,4 +19,5 @@ export const AUTH_MATRIX: Record<string, MatrixEntry> = {
   ...databasesMatrix,
   ...adminMatrix,
   ...billingMatrix,
+  ...v3Matrix,
 };

@@ -3,6 +3,10 @@ export interface Fixture {
   org: string;
   group: string;
   database: string;
+  /** The same three by id, for the v3 routes. */
+  orgId: string;
+  groupId: string;
+  databaseId: string;
 }
 
 export type Kind =
