@@ -25,6 +25,7 @@ import { groupRoutes } from "./routes/groups.js";
 import { healthRoutes } from "./routes/health.js";
 import { instanceRoutes } from "./routes/instances.js";
 import { inviteRoutes } from "./routes/invites.js";
+import { jwksRoutes } from "./routes/jwks.js";
 import { locationRoutes } from "./routes/locations.js";
 import { memberRoutes } from "./routes/members.js";
 import { nodeRoutes } from "./routes/nodes.js";
@@ -48,6 +49,7 @@ export const ALL_ROUTES: readonly Route[] = [
   ...groupRoutes,
   ...databaseRoutes,
   ...v3Routes,
+  ...jwksRoutes,
   ...dumpRoutes,
   ...databaseTokenRoutes,
   ...databaseSettingsRoutes,

@@ -1,3 +1,5 @@
+import type { IncomingMessage } from "node:http";
+import { Readable } from "node:stream";
 import type { Context } from "hono";
 import type { AppEnv } from "./env.js";
 import { apiErrors } from "./errors.js";
@@ -30,7 +32,7 @@ export async function bodyText(c: Context<AppEnv>): Promise<string> {
   const cached = c.get("bodyText");
   if (cached !== undefined) return cached;
   refuseDeclaredTooLarge(c);
-  const body = c.req.raw.body;
+  const body = c.req.raw.body ?? getBody(c);
   let text = "";
   if (body) {
     const reader = body.getReader();
@@ -56,4 +58,16 @@ export async function bodyText(c: Context<AppEnv>): Promise<string> {
   }
   c.set("bodyText", text);
   return text;
+}
+
+/**
+ * The body of a GET that has one. The fetch API can't carry it, so the node adapter leaves it on
+ * the socket; the turso CLI sends one on `GET .../jwks-template`.
+ */
+function getBody(c: Context<AppEnv>): ReadableStream<Uint8Array> | null {
+  const incoming = (c.env as { incoming?: IncomingMessage } | undefined)?.incoming;
+  if (c.req.method !== "GET" || !incoming || incoming.readableEnded) return null;
+  const framed =
+    incoming.headers["content-length"] !== undefined || incoming.headers["transfer-encoding"] !== undefined;
+  return framed ? (Readable.toWeb(incoming) as ReadableStream<Uint8Array>) : null;
 }

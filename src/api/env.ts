@@ -2,7 +2,7 @@ import type { AccountPorts } from "../domain/accounts/ports.js";
 import type { BackupPorts } from "../domain/cluster/backup-port.js";
 import type { ReadinessProbe } from "../domain/cluster/readiness.js";
 import type { Ctx } from "../domain/core/context.js";
-import type { DbTokenPorts } from "../domain/data-access/ports.js";
+import type { DbTokenPorts, JwksPorts } from "../domain/data-access/ports.js";
 import type { DatabasePorts } from "../domain/databases/ports.js";
 import type { GroupPorts } from "../domain/groups/ports.js";
 import type { PlanPorts } from "../domain/plans/ports.js";
@@ -15,6 +15,7 @@ export type ApiPorts = AccountPorts &
   GroupPorts &
   DatabasePorts &
   DbTokenPorts &
+  JwksPorts &
   BackupPorts & {
     /** What `GET /health/ready` checks. */
     readiness: readonly ReadinessProbe[];

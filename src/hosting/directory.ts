@@ -109,11 +109,17 @@ export class DatabaseDirectory implements DatabaseLookup, DataPlaneCache {
     const record = await this.store.read(async (r) => {
       const found = await r.databases.findForDataPlane(locator);
       if (!found) return undefined;
-      const [placed, revoked] = await Promise.all([
+      const [placed, revoked, jwks] = await Promise.all([
         r.groups.locationsOf([found.group_id]),
         r.revokedDbTokens.activeFor(found.id, found.group_id, Math.floor(now / 1000)),
+        r.orgJwks.list(found.org_id),
       ]);
-      return { ...found, locations: placed.get(found.group_id) ?? [], revokedTokens: new Set(revoked) };
+      return {
+        ...found,
+        locations: placed.get(found.group_id) ?? [],
+        revokedTokens: new Set(revoked),
+        jwks: jwks.map(({ name, url, issuer, audience }) => ({ name, url, issuer, audience })),
+      };
     });
     // A change made here while the store was read (a failover naming another primary, say) may
     // be missing from this record: its caller began before the change and may use it, but the

@@ -22,6 +22,7 @@ import { PrimaryLeases } from "../hosting/primary-leases.js";
 import { SchemaPropagation } from "../hosting/schema-propagation.js";
 import { UploadInstaller } from "../hosting/upload-installer.js";
 import { UsageMeter } from "../hosting/usage-meter.js";
+import { fetchJwks } from "../lib/jwks.js";
 import type { Logger } from "../lib/logger.js";
 import { derivedSecret, loadOrCreateSigningKey, type SigningKey } from "../lib/signing-keys.js";
 import { type Clock, systemClock } from "../lib/time.js";
@@ -66,6 +67,8 @@ export interface Parts {
   directory: DatabaseDirectory;
   meter: UsageMeter;
   tokenVerifier: DbTokenVerifier;
+  /** Fetches a key set URL an organization saves, and checks it holds usable public keys. */
+  checkJwks(url: string): Promise<void>;
   replicas: ReplicationManager;
   /** The time-limited way this node's replicas pull from other nodes' primaries. */
   relay: PullRelay;
@@ -365,6 +368,7 @@ export async function wire(config: Config, store: Store, log: Logger): Promise<W
     directory,
     meter,
     tokenVerifier,
+    checkJwks,
     replicas,
     relay,
     placement,
@@ -382,4 +386,9 @@ export async function wire(config: Config, store: Store, log: Logger): Promise<W
       sourceUrl = url;
     },
   };
+}
+
+/** What saving a trusted key set checks first: that the URL serves usable public keys. */
+async function checkJwks(url: string): Promise<void> {
+  await fetchJwks(url);
 }

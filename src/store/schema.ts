@@ -210,6 +210,16 @@ export interface PrimaryLeasesTable {
   promoted_from: string | null;
 }
 
+/** An identity provider's key set an organization trusts (see migration 0013). */
+export interface OrgJwksTable {
+  org_id: string;
+  name: string;
+  url: string;
+  issuer: string | null;
+  audience: string | null;
+  created_at: string;
+}
+
 export interface DB {
   users: UsersTable;
   organizations: OrganizationsTable;
@@ -229,6 +239,7 @@ export interface DB {
   node_locations: NodeLocationsTable;
   primary_leases: PrimaryLeasesTable;
   cluster_keys: ClusterKeysTable;
+  org_jwks: OrgJwksTable;
 }
 
 export type PlanRow = Selectable<PlansTable>;

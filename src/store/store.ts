@@ -11,6 +11,7 @@ import { type LeasesRepo, leasesRepo } from "./leases.js";
 import { type MembersRepo, membersRepo } from "./members.js";
 import { migrationProvider } from "./migrations/index.js";
 import { type NodesRepo, nodesRepo } from "./nodes.js";
+import { type OrgJwksRepo, orgJwksRepo } from "./org-jwks.js";
 import { type OrganizationsRepo, organizationsRepo } from "./organizations.js";
 import { type PlansRepo, plansRepo } from "./plans.js";
 import { type RevokedDbTokensRepo, revokedDbTokensRepo } from "./revoked-db-tokens.js";
@@ -37,6 +38,7 @@ export interface Repos {
   nodes: NodesRepo;
   leases: LeasesRepo;
   revokedDbTokens: RevokedDbTokensRepo;
+  orgJwks: OrgJwksRepo;
 }
 
 /**
@@ -108,6 +110,7 @@ export class Store {
       nodes: nodesRepo(ex),
       leases: leasesRepo(ex),
       revokedDbTokens: revokedDbTokensRepo(ex),
+      orgJwks: orgJwksRepo(ex),
     };
   }
 }

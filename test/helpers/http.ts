@@ -49,6 +49,8 @@ export function client(baseUrl: string, token: string | null) {
       call(baseUrl, "POST", path, { token, body, ...o }),
     patch: (path: string, body?: unknown, o: CallOptions = {}) =>
       call(baseUrl, "PATCH", path, { token, body, ...o }),
+    put: (path: string, body?: unknown, o: CallOptions = {}) =>
+      call(baseUrl, "PUT", path, { token, body, ...o }),
     delete: (path: string, o: CallOptions = {}) => call(baseUrl, "DELETE", path, { token, ...o }),
   };
 }

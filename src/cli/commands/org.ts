@@ -4,6 +4,7 @@ import { writeConfig } from "../config-file.js";
 import type { Io } from "../io.js";
 import { emit, renderTable } from "../output.js";
 import { confirm, remote } from "./context.js";
+import { registerOrgJwks } from "./org-jwks.js";
 
 interface Organization {
   name: string;
@@ -19,7 +20,9 @@ interface Member {
 const ROLES = "owner, admin, member or viewer";
 
 export function registerOrg(program: Command, io: Io): void {
-  const org = program.command("org").description("Organizations: list, create, switch, members");
+  const org = program
+    .command("org")
+    .description("Organizations: list, create, switch, members, trusted identity providers");
   orgListCommand(org, io);
   orgCreateCommand(org, io);
   orgSwitchCommand(org, io);
@@ -29,6 +32,8 @@ export function registerOrg(program: Command, io: Io): void {
   membersAddCommand(members, io);
   membersRoleCommand(members, io);
   membersRemoveCommand(members, io);
+
+  registerOrgJwks(org, io);
 }
 
 function orgListCommand(org: Command, io: Io): void {

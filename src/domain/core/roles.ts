@@ -46,6 +46,7 @@ export type OrgAction =
   | "group:transfer"
   | "org:update"
   | "org:delete"
+  | "org:jwks"
   | "members:manage"
   | "audit:read"
   | "billing:manage"
@@ -70,6 +71,8 @@ const ALLOWED: Record<OrgAction, readonly Role[]> = {
   "group:transfer": ADMINS,
   "org:update": EDITORS,
   "org:delete": ["owner"],
+  // A trusted key set can sign tokens for every database of the organization.
+  "org:jwks": ADMINS,
   "members:manage": ADMINS,
   "audit:read": ADMINS,
   "billing:manage": ADMINS,

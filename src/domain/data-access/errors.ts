@@ -59,6 +59,26 @@ export const dataAccessErrors = {
       "BLOCKED",
     ),
   expired: () => new UnauthenticatedError("the token has expired", "AUTH_JWT_EXPIRED"),
+  providerRefused: (why: string) =>
+    new UnauthenticatedError(
+      `the token is neither a database token of this Shoal nor one an identity provider the organization trusts signed: ${why}`,
+      "AUTH_JWT_INVALID",
+    ),
+  providerUnscoped: (set: string) =>
+    new UnauthenticatedError(
+      `the token signed through key set ${set} names no database (claim id) or group (claim gid); a token naming neither is accepted only from a key set saved with an audience`,
+      "AUTH_JWT_INVALID",
+    ),
+  providerAccess: (a: string) =>
+    new UnauthenticatedError(
+      `the token's claim a is ${JSON.stringify(a)}: use rw (the default) or ro`,
+      "AUTH_JWT_INVALID",
+    ),
+  fineGrainedUnsupported: () =>
+    new ForbiddenError(
+      "the token carries fine-grained permissions (claim perm), which this server doesn't enforce yet: it is refused rather than given wider access",
+      "AUTH_PERMISSIONS_UNSUPPORTED",
+    ),
   revokeWhat: () => new InvalidError('send the token to revoke as "token"'),
   foreignToken: () => new InvalidError("token is not a database or group token issued by this Shoal"),
   tokenOfOther: (what: string) => new InvalidError(`token is not a token of ${what}`),
@@ -108,4 +128,22 @@ export const dataAccessErrors = {
       `database ${name} doesn't wait for an upload: only a database created with seed {"type": "database_upload"} receives one, once`,
       "DATABASE_NOT_AWAITING_UPLOAD",
     ),
+};
+
+/** What managing an organization's trusted key sets (`jwks.ts`) answers when it refuses. */
+export const jwksErrors = {
+  badName: (name: string) =>
+    new InvalidError(
+      `invalid key set name ${JSON.stringify(name)}: 1 to 64 letters, digits, dots, dashes or underscores, starting with a letter or digit`,
+    ),
+  noUrl: () => new InvalidError('send the key set\'s URL as "jwks_url"'),
+  unusable: (why: string) => new InvalidError(`the key set can't be trusted: ${why}`),
+  tooMany: (max: number) =>
+    new ConflictError(`the organization already trusts ${max} key sets: remove one before saving another`),
+  notFound: (name: string) => new NotFoundError(`no key set named ${name}`),
+  templateScope: () =>
+    new InvalidError("name either a database or a group (not both) for the template's claims"),
+  templateAccess: (scope: string) =>
+    new InvalidError(`scope must be full-access or read-only, not ${JSON.stringify(scope)}`),
+  fineGrained: () => new InvalidError("fine-grained (table-level) permissions are not supported"),
 };

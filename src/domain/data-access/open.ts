@@ -49,7 +49,7 @@ export async function openDataAccess(
   if (!token) {
     throw dataAccessErrors.missingToken();
   }
-  const claims = await deps.tokenVerifier.verify(token);
+  const claims = await deps.tokenVerifier.verify(token, database.jwks);
   const refusal = checkScope(database, claims);
   if (refusal === "foreign") {
     await refuseForeign(deps, claims.id !== undefined ? { id: claims.id } : { groupId: claims.gid ?? "" });
@@ -69,7 +69,7 @@ export function openDataAccessCached(
   at?: string,
 ): DataAccess | undefined {
   const database = deps.directory.peek(locator);
-  const claims = token ? deps.tokenVerifier.cached(token) : undefined;
+  const claims = token && database ? deps.tokenVerifier.cached(token, database.jwks) : undefined;
   if (!database || !token || !claims || checkScope(database, claims) === "foreign") return undefined;
   if (at !== undefined && !database.locations.includes(at)) return undefined;
   return grant(deps, database, claims, "sql", peer, at, token);
@@ -77,6 +77,7 @@ export function openDataAccessCached(
 
 /** Throws for a revoked or unscoped token; "foreign" when the token belongs elsewhere. */
 function checkScope(database: DataPlaneDatabase, claims: TokenClaims): "own" | "foreign" {
+  if (claims.via !== undefined) return providerScope(database, claims, claims.via.name);
   if (claims.id !== undefined) {
     if (claims.id !== database.id) return "foreign";
     // Replication tokens are internal and unaffected by rotating the users' tokens.
@@ -96,6 +97,26 @@ function checkScope(database: DataPlaneDatabase, claims: TokenClaims): "own" | "
     return "own";
   }
   throw dataAccessErrors.unscoped();
+}
+
+/**
+ * A token the organization's identity provider signed (Turso's JWKS sign-in), shaped by Turso's
+ * claim template: `id` a database, `gid` a group, `a` rw or ro. It is the provider's to revoke (by
+ * expiry or by rotating its keys), so Shoal's generations and revocations don't apply. A token that
+ * names neither a database nor a group would open every database of the organization: it is
+ * accepted only from a key set saved with an audience, so a token that provider signed for some
+ * other application can't. Fine-grained permissions (`perm`) aren't enforced yet, so a token
+ * carrying any is refused rather than allowed more than it says.
+ */
+function providerScope(database: DataPlaneDatabase, claims: TokenClaims, set: string): "own" | "foreign" {
+  if (Array.isArray(claims.perm) ? claims.perm.length > 0 : claims.perm !== undefined && claims.perm !== null)
+    throw dataAccessErrors.fineGrainedUnsupported();
+  if (claims.a !== undefined && claims.a !== "rw" && claims.a !== "ro")
+    throw dataAccessErrors.providerAccess(String(claims.a));
+  if (claims.id !== undefined) return claims.id === database.id ? "own" : "foreign";
+  if (claims.gid !== undefined) return claims.gid === database.group_id ? "own" : "foreign";
+  if (!database.jwks.find((s) => s.name === set)?.audience) throw dataAccessErrors.providerUnscoped(set);
+  return "own";
 }
 
 function requireNotRevoked(database: DataPlaneDatabase, claims: TokenClaims): void {

@@ -3,7 +3,7 @@ import type { SigningKey } from "../../lib/signing-keys.js";
 import type { DatabaseForDataPlane } from "../../store/databases.js";
 import type { Ctx } from "../core/context.js";
 import type { BasePorts, DataPlaneCache, Placement } from "../core/ports.js";
-import type { DbTokenVerifier } from "./token-verifier.js";
+import type { DbTokenVerifier, TrustedKeySet } from "./token-verifier.js";
 
 /** What the verbs minting and revoking database and group tokens reach. */
 export interface DbTokenPorts extends BasePorts {
@@ -13,6 +13,15 @@ export interface DbTokenPorts extends BasePorts {
 }
 
 export type DbTokenCtx = Ctx<DbTokenPorts>;
+
+/** What managing an organization's trusted key sets reaches (`jwks.ts`). */
+export interface JwksPorts extends BasePorts {
+  directory: DataPlaneCache;
+  /** Fetches a key set URL and checks it serves usable public keys; throws why not. */
+  checkJwks(url: string): Promise<void>;
+}
+
+export type JwksCtx = Ctx<JwksPorts>;
 
 /** What deciding a data-plane request's access reaches (`open.ts`). */
 export interface DataAccessPorts {
@@ -44,4 +53,6 @@ export type DataPlaneDatabase = DatabaseForDataPlane & {
   locations: string[];
   /** Ids (`jti`) of this database's and its group's tokens revoked one by one, not yet expired. */
   revokedTokens: ReadonlySet<string>;
+  /** Key sets of identity providers the database's organization trusts to sign its tokens. */
+  jwks: readonly TrustedKeySet[];
 };

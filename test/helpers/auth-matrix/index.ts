@@ -8,6 +8,7 @@ import { adminMatrix } from "./admin.js";
 import { billingMatrix } from "./billing.js";
 import { databasesMatrix } from "./databases.js";
 import { groupsMatrix } from "./groups.js";
+import { jwksMatrix } from "./jwks.js";
 import type { MatrixEntry } from "./types.js";
 import { v3Matrix } from "./v3.js";
 
@@ -20,4 +21,5 @@ export const AUTH_MATRIX: Record<string, MatrixEntry> = {
   ...adminMatrix,
   ...billingMatrix,
   ...v3Matrix,
+  ...jwksMatrix,
 };
