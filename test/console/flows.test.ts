@@ -1,4 +1,7 @@
+import { createServer, type Server } from "node:http";
+import type { AddressInfo } from "node:net";
 import { createClient } from "@libsql/client";
+import { exportJWK, generateKeyPair } from "jose";
 import type { BrowserContext, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { launchBrowser, type TestBrowser } from "../helpers/browser.js";
@@ -10,6 +13,8 @@ let h: TestShoal;
 let b: TestBrowser;
 let context: BrowserContext;
 let page: Page;
+let idp: Server;
+let jwksUrl: string;
 const requested: string[] = [];
 const cspViolations: string[] = [];
 
@@ -17,6 +22,12 @@ const admin = () => client(h.url, h.adminToken);
 const nav = (name: string) => page.getByRole("navigation", { name: "Sections" }).getByRole("link", { name });
 
 beforeAll(async () => {
+  // An identity provider's key set, for the identity-provider section.
+  const { publicKey } = await generateKeyPair("RS256", { extractable: true });
+  const keys = [{ ...(await exportJWK(publicKey)), kid: "k1", alg: "RS256" }];
+  idp = createServer((_req, res) => res.writeHead(200).end(JSON.stringify({ keys })));
+  await new Promise<void>((resolve) => idp.listen(0, "127.0.0.1", resolve));
+  jwksUrl = `http://127.0.0.1:${(idp.address() as AddressInfo).port}/jwks.json`;
   const [dir, browser] = await Promise.all([builtConsole(), launchBrowser()]);
   h = await startTestShoal({}, { consoleDir: dir });
   b = browser;
@@ -35,6 +46,7 @@ afterAll(async () => {
   await context?.close();
   await b?.close();
   await h?.close();
+  idp?.close();
 });
 
 describe("the console, driven in a real browser", { timeout: 90_000 }, () => {
@@ -273,6 +285,29 @@ describe("the console, driven in a real browser", { timeout: 90_000 }, () => {
     await page.getByRole("region", { name: "Users", exact: true }).getByText("admin@localhost").waitFor();
     await screenshot(page, "09-instance");
     await expectAccessible(page, "instance");
+  });
+
+  it("trusts an identity provider's key set, refuses a URL that serves none, and removes it", async () => {
+    await page.goto(`${h.url}/console#/orgs/admin/tokens`);
+    const section = page.getByRole("region", { name: "Identity providers" });
+    await section.getByText("None trusted.").waitFor();
+    await page.getByLabel("Provider name").fill("local-idp");
+    await page.getByLabel("Key set URL").fill(`${h.url}/health`);
+    await page.getByRole("button", { name: "Trust provider" }).click();
+    await section.getByText(/the key set can't be trusted/).waitFor();
+    await page.getByLabel("Key set URL").fill(jwksUrl);
+    await page.getByLabel(/^Issuer/).fill("https://idp.example");
+    await page.getByRole("button", { name: "Trust provider" }).click();
+    await section.getByRole("cell", { name: jwksUrl }).waitFor();
+    expect((await admin().get("/v2/organizations/admin/jwks")).body.jwks).toEqual([
+      { jwks_name: "local-idp", jwks_url: jwksUrl, issuer: "https://idp.example", audience: null },
+    ]);
+    await screenshot(page, "09-identity-providers");
+    await expectAccessible(page, "identity providers");
+    await section.getByRole("button", { name: "Remove" }).click();
+    await page.getByRole("dialog").getByRole("button", { name: "Remove" }).click();
+    await section.getByText("None trusted.").waitFor();
+    expect((await admin().get("/v2/organizations/admin/jwks")).body.jwks).toEqual([]);
   });
 
   it("filters the audit log", async () => {

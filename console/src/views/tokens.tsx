@@ -3,6 +3,7 @@ import { api, orgPath, seg } from "../api.js";
 import { useOrg } from "../context.js";
 import { useAction, useLoad } from "../hooks.js";
 import { Busy, Button, ConfirmButton, ErrorNote, Field, Section, ShownOnce, Table } from "../ui/kit.js";
+import { IdentityProviders } from "./identity-providers.js";
 
 interface MyToken {
   name: string;
@@ -90,6 +91,7 @@ export function Tokens() {
           </Table>
         )}
       </Section>
+      <IdentityProviders />
     </>
   );
 }
