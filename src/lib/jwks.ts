@@ -1,18 +1,71 @@
+import { lookup } from "node:dns/promises";
+import { isIP } from "node:net";
 import { createLocalJWKSet, type JSONWebKeySet } from "jose";
 
 /** Why a key set URL can't be trusted: said to the caller as it is. */
 export class JwksUnusableError extends Error {}
 
+/** Whether key sets may live on loopback, private and link-local addresses (a self-hosted provider). */
+export interface JwksFetchPolicy {
+  allowPrivate: boolean;
+}
+
+/** The policy `SHOAL_JWKS_PRIVATE_ADDRESSES` sets. */
+export function jwksPolicy(privateAddresses: "allow" | "refuse"): JwksFetchPolicy {
+  return { allowPrivate: privateAddresses === "allow" };
+}
+
 const MAX_BYTES = 256 * 1024;
+const TIMEOUT_MS = 5000;
+/** After a failed fetch, the same URL isn't fetched again for this long, whoever asks. */
+const BACKOFF_MS = 5000;
 const KEY_TYPES = new Set(["RSA", "EC", "OKP"]);
+const failedAt = new Map<string, number>();
+
+/** Addresses a server-side fetch must not reach unless the operator says so (SSRF). */
+function isPrivate(address: string): boolean {
+  const v4 = address.startsWith("::ffff:") ? address.slice(7) : address;
+  if (isIP(v4) === 4) {
+    const [a = 0, b = 0] = v4.split(".").map(Number);
+    return (
+      a === 0 ||
+      a === 10 ||
+      a === 127 ||
+      (a === 100 && b >= 64 && b <= 127) ||
+      (a === 169 && b === 254) ||
+      (a === 172 && b >= 16 && b <= 31) ||
+      (a === 192 && b === 168) ||
+      a >= 224
+    );
+  }
+  const v6 = address.toLowerCase();
+  return v6 === "::" || v6 === "::1" || /^f[cd]/.test(v6) || /^fe[89ab]/.test(v6);
+}
+
+async function requirePublicHost(url: URL, policy: JwksFetchPolicy): Promise<void> {
+  if (policy.allowPrivate) return;
+  const host = url.hostname.replace(/^\[|\]$/g, "");
+  const addresses = isIP(host)
+    ? [host]
+    : (await lookup(host, { all: true }).catch(() => [])).map((a) => a.address);
+  if (addresses.length === 0) throw new JwksUnusableError(`${url.host} doesn't resolve`);
+  if (addresses.some(isPrivate))
+    throw new JwksUnusableError(
+      `${url.host} is a loopback, private or link-local address, which this server doesn't fetch from (SHOAL_JWKS_PRIVATE_ADDRESSES=allow permits it)`,
+    );
+}
 
 /**
- * Fetches a JSON Web Key Set and checks that it is one: an `https:` or `http:` URL answering 200
- * within `timeoutMs` with at most 256 KiB of JSON whose `keys` hold at least one public key of a
- * type tokens are signed with (RSA, EC, OKP). Done once when an organization saves the URL, so a
- * typo or a page of HTML is refused then, not at the first sign-in.
+ * Fetches a key set URL the one way Shoal ever does, when an organization saves it and each time
+ * its keys are read again: https or http only, no credentials in the URL, no private addresses
+ * unless allowed, no redirects, an answer of at most 256 KiB within 5 s, and no second try within
+ * 5 s of a failure (so tokens naming unknown keys can't make Shoal hammer a provider).
  */
-export async function fetchJwks(url: string, timeoutMs = 5000): Promise<JSONWebKeySet> {
+export async function jwksFetch(
+  url: string,
+  policy: JwksFetchPolicy,
+  init: { signal?: AbortSignal; headers?: Record<string, string> | Headers } = {},
+): Promise<Response> {
   let parsed: URL;
   try {
     parsed = new URL(url);
@@ -25,18 +78,64 @@ export async function fetchJwks(url: string, timeoutMs = 5000): Promise<JSONWebK
     );
   if (parsed.username || parsed.password)
     throw new JwksUnusableError("the key set URL may not hold credentials");
-  let text: string;
+  const failed = failedAt.get(parsed.href);
+  if (failed !== undefined && Date.now() - failed < BACKOFF_MS)
+    throw new JwksUnusableError(`${url} failed moments ago and isn't fetched again yet`);
+  // Refused by policy: nothing was fetched, so nothing failed.
+  await requirePublicHost(parsed, policy);
   try {
-    const res = await fetch(parsed, { signal: AbortSignal.timeout(timeoutMs), redirect: "follow" });
+    const res = await fetch(parsed, {
+      redirect: "manual",
+      signal: init.signal ?? AbortSignal.timeout(TIMEOUT_MS),
+      ...(init.headers ? { headers: init.headers } : {}),
+    }).catch(() =>
+      Promise.reject(
+        new JwksUnusableError(`${url} could not be fetched (no answer, or the connection failed)`),
+      ),
+    );
+    if (res.status >= 300 && res.status < 400)
+      throw new JwksUnusableError(`${url} redirects, and redirects aren't followed: give the final URL`);
     if (res.status !== 200) throw new JwksUnusableError(`${url} answered ${res.status}, not 200`);
-    const body = await res.arrayBuffer();
-    if (body.byteLength > MAX_BYTES) throw new JwksUnusableError(`${url} answered more than 256 KiB`);
-    text = new TextDecoder().decode(body);
+    const text = await readLimited(res, url);
+    failedAt.delete(parsed.href);
+    return new Response(text, { status: 200, headers: { "content-type": "application/json" } });
   } catch (e) {
-    if (e instanceof JwksUnusableError) throw e;
-    const cause = (e as { cause?: { message?: string } }).cause?.message ?? (e as Error).message;
-    throw new JwksUnusableError(`${url} could not be fetched: ${cause}`);
+    if (failedAt.size > 10_000) failedAt.clear();
+    failedAt.set(parsed.href, Date.now());
+    throw e;
   }
+}
+
+/** The body, refused as soon as it passes the limit (never buffered whole first). */
+async function readLimited(res: Response, url: string): Promise<string> {
+  const tooLarge = () => new JwksUnusableError(`${url} answered more than 256 KiB`);
+  if (Number(res.headers.get("content-length") ?? 0) > MAX_BYTES) throw tooLarge();
+  const reader = res.body?.getReader();
+  if (!reader) return "";
+  const decoder = new TextDecoder();
+  let size = 0;
+  let text = "";
+  try {
+    for (;;) {
+      const { done, value } = await reader.read();
+      if (done) break;
+      size += value.byteLength;
+      if (size > MAX_BYTES) throw tooLarge();
+      text += decoder.decode(value, { stream: true });
+    }
+  } finally {
+    await reader.cancel().catch(() => undefined);
+  }
+  return text + decoder.decode();
+}
+
+/**
+ * Fetches a JSON Web Key Set and checks that it is one: JSON whose `keys` hold at least one
+ * public key of a type tokens are signed with (RSA, EC, OKP), and no private key. Done when an
+ * organization saves the URL, so a typo or a page of HTML is refused then, not at the first sign-in.
+ */
+export async function fetchJwks(url: string, policy: JwksFetchPolicy): Promise<JSONWebKeySet> {
+  const text = await (await jwksFetch(url, policy)).text();
   let jwks: JSONWebKeySet;
   try {
     jwks = JSON.parse(text) as JSONWebKeySet;
@@ -44,14 +143,11 @@ export async function fetchJwks(url: string, timeoutMs = 5000): Promise<JSONWebK
   } catch {
     throw new JwksUnusableError(`${url} doesn't serve a JSON Web Key Set (a JSON object with "keys")`);
   }
-  const usable = jwks.keys.filter((k) => KEY_TYPES.has(String(k.kty)) && k.d === undefined);
-  if (usable.length === 0)
-    throw new JwksUnusableError(
-      `${url} holds no public RSA, EC or OKP key (and private keys are never accepted)`,
-    );
   if (jwks.keys.some((k) => k.d !== undefined))
     throw new JwksUnusableError(
       `${url} publishes a private key: fix the identity provider before trusting it`,
     );
+  if (!jwks.keys.some((k) => KEY_TYPES.has(String(k.kty))))
+    throw new JwksUnusableError(`${url} holds no public RSA, EC or OKP key`);
   return jwks;
 }

@@ -19,6 +19,7 @@ import { DiskSpace } from "../hosting/disk-space.js";
 import { LocalRuntimes } from "../hosting/local-runtimes.js";
 import { journalSchemaChange } from "../hosting/schema-propagation.js";
 import { UsageTally } from "../hosting/usage-tally.js";
+import { jwksPolicy } from "../lib/jwks.js";
 import { createLogger, type Logger } from "../lib/logger.js";
 import { derivedSecret, loadOrCreateSigningKey } from "../lib/signing-keys.js";
 import { systemClock } from "../lib/time.js";
@@ -230,7 +231,12 @@ export async function wireShard(
   const clientProof = new ClientProof(await derivedSecret(keysDir, "db-tokens", "data-plane forwarding"));
   const parts: DataPlaneParts = {
     ...node,
-    tokenVerifier: new DbTokenVerifier({ dbTokenKey, apiTokenKey, clock: systemClock }),
+    tokenVerifier: new DbTokenVerifier({
+      dbTokenKey,
+      apiTokenKey,
+      clock: systemClock,
+      jwksPolicy: jwksPolicy(config.jwksPrivateAddresses),
+    }),
     files,
     hosted,
     keys: local.keys,

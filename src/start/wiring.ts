@@ -22,7 +22,7 @@ import { PrimaryLeases } from "../hosting/primary-leases.js";
 import { SchemaPropagation } from "../hosting/schema-propagation.js";
 import { UploadInstaller } from "../hosting/upload-installer.js";
 import { UsageMeter } from "../hosting/usage-meter.js";
-import { fetchJwks } from "../lib/jwks.js";
+import { fetchJwks, type JwksFetchPolicy, jwksPolicy } from "../lib/jwks.js";
 import type { Logger } from "../lib/logger.js";
 import { derivedSecret, loadOrCreateSigningKey, type SigningKey } from "../lib/signing-keys.js";
 import { type Clock, systemClock } from "../lib/time.js";
@@ -206,7 +206,12 @@ function replicationParts(
   apiTokenKey: SigningKey,
   sourceUrl: (dbId?: string) => string,
 ) {
-  const tokenVerifier = new DbTokenVerifier({ dbTokenKey: deps.dbTokenKey, apiTokenKey, clock: deps.clock });
+  const tokenVerifier = new DbTokenVerifier({
+    dbTokenKey: deps.dbTokenKey,
+    apiTokenKey,
+    clock: deps.clock,
+    jwksPolicy: jwksPolicy(config.jwksPrivateAddresses),
+  });
   const relay = new PullRelay(tokenVerifier, config.replicaPullTimeoutMs, deps.log);
   // Commits reach the replicas from the shards that make them (see src/start/shard-events.ts).
   const replicas = new ReplicationManager({ ...deps, relay }, sourceUrl);
@@ -368,7 +373,7 @@ export async function wire(config: Config, store: Store, log: Logger): Promise<W
     directory,
     meter,
     tokenVerifier,
-    checkJwks,
+    checkJwks: (url: string) => checkJwks(url, jwksPolicy(config.jwksPrivateAddresses)),
     replicas,
     relay,
     placement,
@@ -389,6 +394,6 @@ export async function wire(config: Config, store: Store, log: Logger): Promise<W
 }
 
 /** What saving a trusted key set checks first: that the URL serves usable public keys. */
-async function checkJwks(url: string): Promise<void> {
-  await fetchJwks(url);
+async function checkJwks(url: string, policy: JwksFetchPolicy): Promise<void> {
+  await fetchJwks(url, policy);
 }

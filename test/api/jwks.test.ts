@@ -104,7 +104,9 @@ beforeAll(async () => {
       "/empty": [200, JSON.stringify({ keys: [] })],
       "/private": [200, JSON.stringify({ keys: [{ ...keys.k1!.jwk, d: "secret" }] })],
       "/gone": [404, "not here"],
+      "/huge": [200, JSON.stringify({ keys: served, pad: "x".repeat(300 * 1024) })],
     };
+    if (req.url === "/moved") return void res.writeHead(302, { location: "/jwks.json" }).end();
     const [status, body] = answers[req.url ?? ""] ?? [404, ""];
     res.writeHead(status, { "content-type": "application/json" }).end(body);
   });
@@ -157,6 +159,8 @@ describe("managing trusted key sets", () => {
       ["bad", { jwks_url: `${idpUrl}/private` }, 400, /private key/],
       ["bad", { jwks_url: `${idpUrl}/gone` }, 400, /answered 404/],
       ["bad", { jwks_url: "http://127.0.0.1:1/jwks.json" }, 400, /could not be fetched/],
+      ["bad", { jwks_url: `${idpUrl}/moved` }, 400, /redirects aren't followed/],
+      ["bad", { jwks_url: `${idpUrl}/huge` }, 400, /more than 256 KiB/],
       ["bad", { jwks_url: "file:///etc/passwd" }, 400, /https or http/],
       ["bad", {}, 400, /jwks_url/],
       ["no spaces", { jwks_url: `${idpUrl}/jwks.json` }, 400, /invalid key set name/],
@@ -200,6 +204,28 @@ describe("managing trusted key sets", () => {
   });
 });
 
+describe("where key sets are fetched from", () => {
+  it("refuses loopback and private addresses unless the operator allows them", async () => {
+    const strict = await startTestShoal({ jwksPrivateAddresses: "refuse" });
+    try {
+      const u = await createUser(strict);
+      for (const url of [
+        `${idpUrl}/jwks.json`,
+        "http://10.0.0.1/jwks.json",
+        "http://[::1]:1/jwks.json",
+        "http://169.254.169.254/",
+      ]) {
+        const r = await u.api.put(`/v2/organizations/${u.username}/jwks/idp`, { jwks_url: url });
+        expect(r.status, url).toBe(400);
+        expect(r.body.error).toMatch(/loopback, private or link-local .*SHOAL_JWKS_PRIVATE_ADDRESSES=allow/);
+      }
+      expect((await u.api.get(`/v2/organizations/${u.username}/jwks`)).body.jwks).toEqual([]);
+    } finally {
+      await strict.close();
+    }
+  });
+});
+
 describe("tokens the provider signs", () => {
   it("open exactly the database their id claim names", async () => {
     const token = await sign("k1", { a: "rw", id: dbs.alpha!.id, perm: [] });
@@ -225,8 +251,8 @@ describe("tokens the provider signs", () => {
     const id = dbs.alpha!.id;
     const refusals: [Promise<string>, RegExp][] = [
       [sign("k1", { id }, { exp: "-1m" }), /expired/],
-      [sign("k1", { id }, { iss: "https://elsewhere.example" }), /iss/],
-      [sign("stranger", { id }), /no trusted key set holds the key/],
+      [sign("k1", { id }, { iss: "https://elsewhere.example" }), /issuer or audience/],
+      [sign("stranger", { id }), /no key set the organization trusts holds the key/],
       [sign("k1", { a: "rw" }), /names no database .* or group/],
       [sign("k1", { id, perm: [{ t: ["t"], a: ["data_read"] }] }), /fine-grained permissions/],
       [sign("k1", { id, a: "admin" }), /claim a is "admin"/],
@@ -245,6 +271,63 @@ describe("tokens the provider signs", () => {
     await expect(sql("gamma", await sign("k1", {}), "SELECT 1")).rejects.toThrow(/names no database/);
     expect((await owner.api.delete(jwks("app"))).status).toBe(200);
     await expect(sql("gamma", wide, "SELECT 1")).rejects.toThrow();
+  });
+
+  it("never carry Shoal's own claims: a replica's location or databases to ATTACH are ignored", async () => {
+    const cfg = `/v1/organizations/${team}/databases/beta/configuration`;
+    expect((await owner.api.patch(cfg, { allowed_ips: ["10.9.9.9/32"], allow_attach: true })).status).toBe(
+      200,
+    );
+    try {
+      const asReplica = await sign("k1", { id: dbs.beta!.id, rep: "aws-us-east-1" });
+      await expect(sql("beta", asReplica, "SELECT 1")).rejects.toThrow(/allowed_ips/);
+      const attaching = await sign("k1", { id: dbs.alpha!.id, p: { roa: { ns: [dbs.beta!.id] } } });
+      await expect(sql("alpha", attaching, "ATTACH 'beta' AS b")).rejects.toThrow();
+    } finally {
+      await owner.api.patch(cfg, { allowed_ips: [], allow_attach: false });
+    }
+  });
+
+  it("are judged by each organization's own trust: another organization's verdict is never reused", async () => {
+    // Another organization trusts the same provider, under the same name, for its own app.
+    const attacker = await createUser(h);
+    const theirs = await createTeam(attacker);
+    await createGroup(attacker, theirs, "default", "aws-us-east-1");
+    const bait = await createDatabase(attacker, theirs, "bait", "default");
+    const baitUrl = (await attacker.api.get(`/v1/organizations/${theirs}/databases/bait`)).body.database
+      .http_url;
+    const own = (path: string, body: unknown) =>
+      attacker.api.put(`/v2/organizations/${theirs}/jwks/${path}`, body);
+    expect((await own("app", { jwks_url: `${idpUrl}/jwks.json`, audience: "attacker-app" })).status).toBe(
+      200,
+    );
+    // This organization trusts it too, but only for its own app.
+    expect(
+      (await owner.api.put(jwks("app"), { jwks_url: `${idpUrl}/jwks.json`, audience: "victim-app" })).status,
+    ).toBe(200);
+    try {
+      // The provider signs for both with one key, each app under its own issuer (as Firebase does).
+      const iss = "https://attacker.example";
+      const wide = await sign("k1", {}, { aud: "attacker-app", iss });
+      const named = await sign("k1", { id: dbs.gamma!.id }, { aud: "attacker-app", iss });
+      const open = async (url: string, token: string) => {
+        const c = createSqlClient({ url, authToken: token });
+        try {
+          return await c.execute("SELECT 1 AS one");
+        } finally {
+          c.close();
+        }
+      };
+      // Verified (and remembered) by the attacker's organization, for its own database...
+      expect((await open(baitUrl, wide)).rows[0]?.one).toBe(1);
+      await expect(open(baitUrl, named)).rejects.toThrow(/another database/);
+      expect(bait.DbId).toBeTruthy();
+      // ...and refused here, where the audience is this organization's own.
+      await expect(sql("gamma", wide, "SELECT 1")).rejects.toThrow(/issuer or audience/);
+      await expect(sql("gamma", named, "SELECT 1")).rejects.toThrow(/issuer or audience/);
+    } finally {
+      await owner.api.delete(jwks("app"));
+    }
   });
 
   it("follow the provider's key rotation, and stop working once the organization removes the set", async () => {

@@ -18,7 +18,8 @@ beforeAll(async () => {
   });
   await new Promise<void>((resolve) => idp.listen(0, "127.0.0.1", resolve));
   url = `http://127.0.0.1:${(idp.address() as AddressInfo).port}`;
-  h = await CliHarness.start();
+  // The key set is served on 127.0.0.1, which Shoal refuses to fetch from unless allowed.
+  h = await CliHarness.start({ SHOAL_JWKS_PRIVATE_ADDRESSES: "allow" });
 });
 afterAll(async () => {
   await h?.close();

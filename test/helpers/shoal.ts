@@ -66,6 +66,8 @@ export function testConfig(dataDir: string, overrides: Partial<Config> = {}): Co
     failoverAfterMs: 0,
     replicaPullTimeoutMs: 5000,
     diskReserveMb: 64,
+    // The suite's identity providers serve their key sets on 127.0.0.1.
+    jwksPrivateAddresses: "allow",
     ...overrides,
   };
 }

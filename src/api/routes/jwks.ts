@@ -1,6 +1,6 @@
 import { z } from "@hono/zod-openapi";
 import { jwksTemplate, listJwks, removeJwks, saveJwks } from "../../domain/data-access/jwks.js";
-import type { TrustedKeySet } from "../../domain/data-access/token-verifier.js";
+import type { TrustedKeySet } from "../../domain/data-access/provider-tokens.js";
 import { OrgParams, optional, orgParam, pathParam } from "../params.js";
 import { type Route, route } from "../route.js";
 

@@ -64,9 +64,9 @@ export const dataAccessErrors = {
       `the token is neither a database token of this Shoal nor one an identity provider the organization trusts signed: ${why}`,
       "AUTH_JWT_INVALID",
     ),
-  providerUnscoped: (set: string) =>
+  providerUnscoped: () =>
     new UnauthenticatedError(
-      `the token signed through key set ${set} names no database (claim id) or group (claim gid); a token naming neither is accepted only from a key set saved with an audience`,
+      "the identity provider's token names no database (claim id) or group (claim gid); a token naming neither is accepted only from a key set saved with an audience",
       "AUTH_JWT_INVALID",
     ),
   providerAccess: (a: string) =>

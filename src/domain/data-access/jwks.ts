@@ -3,7 +3,7 @@ import { requireDatabase, requireGroup, requireOrgAccess } from "../core/access-
 import { audit } from "../core/audit-tx.js";
 import { jwksErrors } from "./errors.js";
 import type { JwksCtx } from "./ports.js";
-import type { TrustedKeySet } from "./token-verifier.js";
+import type { TrustedKeySet } from "./provider-tokens.js";
 
 /** An organization trusts at most this many identity providers' key sets. */
 export const MAX_KEY_SETS = 10;
@@ -46,6 +46,8 @@ export async function saveJwks(
     .catch((e: unknown) => Promise.reject(jwksErrors.unusable((e as Error).message)));
   await ctx.deps.store.write(async (r) => {
     const { org } = await requireOrgAccess(r, ctx.actor, slug, "org:jwks");
+    // Locked, so two saves at once can't both see room for one more set.
+    await r.organizations.lockAll([org.id]);
     const sets = await r.orgJwks.list(org.id);
     if (!sets.some((s) => s.name === name) && sets.length >= MAX_KEY_SETS)
       throw jwksErrors.tooMany(MAX_KEY_SETS);
@@ -67,8 +69,15 @@ export async function saveJwks(
 export async function removeJwks(ctx: JwksCtx, slug: string, name: string): Promise<void> {
   await ctx.deps.store.write(async (r) => {
     const { org } = await requireOrgAccess(r, ctx.actor, slug, "org:jwks");
-    if (!(await r.orgJwks.remove(org.id, name))) throw jwksErrors.notFound(name);
-    await audit(r, ctx, org.id, "org-jwks-remove", `key set ${name} no longer trusted`, { name });
+    const set = (await r.orgJwks.list(org.id)).find((s) => s.name === name);
+    if (!set || !(await r.orgJwks.remove(org.id, name))) throw jwksErrors.notFound(name);
+    const { url, issuer, audience } = set;
+    await audit(r, ctx, org.id, "org-jwks-remove", `key set ${name} no longer trusted`, {
+      name,
+      url,
+      issuer,
+      audience,
+    });
   });
   ctx.deps.directory.invalidate();
 }

@@ -2,6 +2,7 @@ import type { DatabaseKey } from "../../engine/encryption/keys.js";
 import { allowlistOf } from "../../lib/ip-allowlist.js";
 import { dataAccessErrors } from "./errors.js";
 import type { DataAccessPorts, DatabaseLocator, DataPlaneDatabase } from "./ports.js";
+import type { OrgTrust, ProviderVerdict } from "./provider-tokens.js";
 import type { TokenClaims } from "./token-verifier.js";
 
 /** What the access is for: SQL and sync (the default), or uploading a database's file. */
@@ -49,8 +50,10 @@ export async function openDataAccess(
   if (!token) {
     throw dataAccessErrors.missingToken();
   }
-  const claims = await deps.tokenVerifier.verify(token, database.jwks);
+  const claims = await deps.tokenVerifier.verify(token, trustOf(database));
   const refusal = checkScope(database, claims);
+  // A provider's token may name any id: whether that id exists elsewhere is none of its business.
+  if (refusal === "foreign" && claims.via !== undefined) throw dataAccessErrors.otherDatabase();
   if (refusal === "foreign") {
     await refuseForeign(deps, claims.id !== undefined ? { id: claims.id } : { groupId: claims.gid ?? "" });
   }
@@ -69,15 +72,20 @@ export function openDataAccessCached(
   at?: string,
 ): DataAccess | undefined {
   const database = deps.directory.peek(locator);
-  const claims = token && database ? deps.tokenVerifier.cached(token, database.jwks) : undefined;
+  const claims = token && database ? deps.tokenVerifier.cached(token, trustOf(database)) : undefined;
   if (!database || !token || !claims || checkScope(database, claims) === "foreign") return undefined;
   if (at !== undefined && !database.locations.includes(at)) return undefined;
   return grant(deps, database, claims, "sql", peer, at, token);
 }
 
+/** The key sets a token for this database may be signed with: its organization's. */
+function trustOf(database: DataPlaneDatabase): OrgTrust {
+  return { orgId: database.org_id, sets: database.jwks };
+}
+
 /** Throws for a revoked or unscoped token; "foreign" when the token belongs elsewhere. */
 function checkScope(database: DataPlaneDatabase, claims: TokenClaims): "own" | "foreign" {
-  if (claims.via !== undefined) return providerScope(database, claims, claims.via.name);
+  if (claims.via !== undefined) return providerScope(database, claims, claims.via);
   if (claims.id !== undefined) {
     if (claims.id !== database.id) return "foreign";
     // Replication tokens are internal and unaffected by rotating the users' tokens.
@@ -108,14 +116,19 @@ function checkScope(database: DataPlaneDatabase, claims: TokenClaims): "own" | "
  * other application can't. Fine-grained permissions (`perm`) aren't enforced yet, so a token
  * carrying any is refused rather than allowed more than it says.
  */
-function providerScope(database: DataPlaneDatabase, claims: TokenClaims, set: string): "own" | "foreign" {
+function providerScope(
+  database: DataPlaneDatabase,
+  claims: TokenClaims,
+  via: ProviderVerdict,
+): "own" | "foreign" {
   if (Array.isArray(claims.perm) ? claims.perm.length > 0 : claims.perm !== undefined && claims.perm !== null)
     throw dataAccessErrors.fineGrainedUnsupported();
   if (claims.a !== undefined && claims.a !== "rw" && claims.a !== "ro")
     throw dataAccessErrors.providerAccess(String(claims.a));
   if (claims.id !== undefined) return claims.id === database.id ? "own" : "foreign";
   if (claims.gid !== undefined) return claims.gid === database.group_id ? "own" : "foreign";
-  if (!database.jwks.find((s) => s.name === set)?.audience) throw dataAccessErrors.providerUnscoped(set);
+  // The set that verified this very token checked its audience.
+  if (!via.audience) throw dataAccessErrors.providerUnscoped();
   return "own";
 }
 

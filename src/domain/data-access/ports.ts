@@ -3,7 +3,8 @@ import type { SigningKey } from "../../lib/signing-keys.js";
 import type { DatabaseForDataPlane } from "../../store/databases.js";
 import type { Ctx } from "../core/context.js";
 import type { BasePorts, DataPlaneCache, Placement } from "../core/ports.js";
-import type { DbTokenVerifier, TrustedKeySet } from "./token-verifier.js";
+import type { TrustedKeySet } from "./provider-tokens.js";
+import type { DbTokenVerifier } from "./token-verifier.js";
 
 /** What the verbs minting and revoking database and group tokens reach. */
 export interface DbTokenPorts extends BasePorts {
