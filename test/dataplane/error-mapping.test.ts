@@ -225,6 +225,8 @@ const NEVER_ON_THE_WIRE: Record<string, string> = {
   NodeStartError: "thrown while the process starts",
   StartError: "thrown while the process starts",
   InjectedFault: "thrown only by failpoints in the steps after a commit, which log it and never throw",
+  JwksUnusableError:
+    "domain/data-access/jwks.ts makes it a domain error; data-access/provider-tokens.ts a 401 that names no URL",
 };
 
 describe("every error reaches the wire through one mapping per transport", () => {
