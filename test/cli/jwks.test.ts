@@ -50,6 +50,10 @@ describe("shoal org jwks", () => {
     expect(await h.fails(["org", "jwks", "template"])).toMatch(/either a database or a group/);
 
     expect(await h.fails(["org", "jwks", "save", "junk", `${url}/junk`])).toMatch(/JSON Web Key Set/);
+    const loose = await h.run(["org", "jwks", "save", "loose", `${url}/jwks.json`]);
+    expect(loose.code).toBe(0);
+    expect(loose.stderr).toMatch(/Warning: no --issuer or --audience/);
+    expect(await h.ok(["org", "jwks", "remove", "loose", "--yes"])).toBe("Key set loose removed.\n");
     expect(await h.fails(["org", "jwks", "remove", "idp"])).toContain("add --yes to confirm");
     expect(await h.ok(["org", "jwks", "remove", "idp", "--yes"])).toBe("Key set idp removed.\n");
     expect(await h.json(["org", "jwks", "list"])).toEqual([]);

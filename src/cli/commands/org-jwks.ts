@@ -54,6 +54,11 @@ export function registerOrgJwks(org: Command, io: Io): void {
           { body: { jwks_url: url, issuer: opts.issuer, audience: opts.audience } },
         );
         const slug = await s.org();
+        // A provider that signs for other applications with the same keys needs one (see the guide).
+        if (!opts.issuer && !opts.audience)
+          io.stderr.write(
+            "Warning: no --issuer or --audience: tokens from any application this provider signs for are accepted if they name one of your databases.\n",
+          );
         await emit(io.stdout, opts.json, r.jwks, () => `Organization ${slug} now trusts key set ${name}.\n`);
       }),
     );

@@ -97,8 +97,12 @@ export class DbTokenVerifier {
     return claims;
   }
 
+  /**
+   * Full, the oldest entry goes (a Map keeps insertion order): a flood of new tokens costs the
+   * tokens in use one verification each at most, rather than emptying the cache for everyone.
+   */
   private remember(key: string, claims: TokenClaims & { trustedUntil?: number }): void {
-    if (this.cache.size >= this.maxEntries) this.cache.clear();
+    if (this.cache.size >= this.maxEntries) this.cache.delete(this.cache.keys().next().value!);
     this.cache.set(key, claims);
   }
 
