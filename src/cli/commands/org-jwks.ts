@@ -36,32 +36,7 @@ export function registerOrgJwks(org: Command, io: Io): void {
       }),
     );
 
-  jwks
-    .command("save")
-    .description("Trust a provider's key set (replaces the set of the same name); the URL is fetched first")
-    .argument("<name>", "a name for it in the organization, such as clerk")
-    .argument("<url>", "where the provider publishes its keys, such as https://<app>/.well-known/jwks.json")
-    .option("--issuer <iss>", "refuse tokens whose iss claim is anything else (recommended)")
-    .option(
-      "--audience <aud>",
-      "refuse tokens whose aud claim lacks this; needed for tokens naming no database",
-    )
-    .action(
-      remote(io, async (s, [name, url], opts) => {
-        const r = await s.api.call<{ jwks: KeySet }>(
-          "PUT",
-          await jwksPath(s, `/jwks/${encodeURIComponent(String(name))}`),
-          { body: { jwks_url: url, issuer: opts.issuer, audience: opts.audience } },
-        );
-        const slug = await s.org();
-        // A provider that signs for other applications with the same keys needs one (see the guide).
-        if (!opts.issuer && !opts.audience)
-          io.stderr.write(
-            "Warning: no --issuer or --audience: tokens from any application this provider signs for are accepted if they name one of your databases.\n",
-          );
-        await emit(io.stdout, opts.json, r.jwks, () => `Organization ${slug} now trusts key set ${name}.\n`);
-      }),
-    );
+  jwksSaveCommand(jwks, io);
 
   jwks
     .command("remove")
@@ -94,6 +69,35 @@ export function registerOrgJwks(org: Command, io: Io): void {
         );
         // The claims as JSON either way: they are pasted into the provider's token template.
         io.stdout.write(`${JSON.stringify(r.template, null, opts.json ? 0 : 2)}\n`);
+      }),
+    );
+}
+
+function jwksSaveCommand(jwks: Command, io: Io): void {
+  jwks
+    .command("save")
+    .description("Trust a provider's key set (replaces the set of the same name); the URL is fetched first")
+    .argument("<name>", "a name for it in the organization, such as clerk")
+    .argument("<url>", "where the provider publishes its keys, such as https://<app>/.well-known/jwks.json")
+    .option("--issuer <iss>", "refuse tokens whose iss claim is anything else (recommended)")
+    .option(
+      "--audience <aud>",
+      "refuse tokens whose aud claim lacks this; needed for tokens naming no database",
+    )
+    .action(
+      remote(io, async (s, [name, url], opts) => {
+        const r = await s.api.call<{ jwks: KeySet }>(
+          "PUT",
+          await jwksPath(s, `/jwks/${encodeURIComponent(String(name))}`),
+          { body: { jwks_url: url, issuer: opts.issuer, audience: opts.audience } },
+        );
+        const slug = await s.org();
+        // A provider that signs for other applications with the same keys needs one (see the guide).
+        if (!opts.issuer && !opts.audience)
+          io.stderr.write(
+            "Warning: no --issuer or --audience: tokens from any application this provider signs for are accepted if they name one of your databases.\n",
+          );
+        await emit(io.stdout, opts.json, r.jwks, () => `Organization ${slug} now trusts key set ${name}.\n`);
       }),
     );
 }
