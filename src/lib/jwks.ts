@@ -1,4 +1,7 @@
+import type { LookupAddress } from "node:dns";
 import { lookup } from "node:dns/promises";
+import { request as httpRequest } from "node:http";
+import { request as httpsRequest } from "node:https";
 import { isIP } from "node:net";
 import { createLocalJWKSet, type JSONWebKeySet } from "jose";
 
@@ -42,17 +45,24 @@ function isPrivate(address: string): boolean {
   return v6 === "::" || v6 === "::1" || /^f[cd]/.test(v6) || /^fe[89ab]/.test(v6);
 }
 
-async function requirePublicHost(url: URL, policy: JwksFetchPolicy): Promise<void> {
-  if (policy.allowPrivate) return;
+/**
+ * The address to connect to: the host resolved once, and every address it resolves to checked,
+ * so a name can't point at an internal service.
+ */
+async function resolveAllowed(
+  url: URL,
+  policy: JwksFetchPolicy,
+): Promise<{ address: string; family: number }> {
   const host = url.hostname.replace(/^\[|\]$/g, "");
-  const addresses = isIP(host)
-    ? [host]
-    : (await lookup(host, { all: true }).catch(() => [])).map((a) => a.address);
-  if (addresses.length === 0) throw new JwksUnusableError(`${url.host} doesn't resolve`);
-  if (addresses.some(isPrivate))
+  const found = isIP(host)
+    ? [{ address: host, family: isIP(host) }]
+    : await lookup(host, { all: true }).catch(() => []);
+  if (found.length === 0) throw new JwksUnusableError(`${url.host} doesn't resolve`);
+  if (!policy.allowPrivate && found.some((a) => isPrivate(a.address)))
     throw new JwksUnusableError(
       `${url.host} is a loopback, private or link-local address, which this server doesn't fetch from (SHOAL_JWKS_PRIVATE_ADDRESSES=allow permits it)`,
     );
+  return found[0]!;
 }
 
 /**
@@ -82,21 +92,9 @@ export async function jwksFetch(
   if (failed !== undefined && Date.now() - failed < BACKOFF_MS)
     throw new JwksUnusableError(`${url} failed moments ago and isn't fetched again yet`);
   // Refused by policy: nothing was fetched, so nothing failed.
-  await requirePublicHost(parsed, policy);
+  const target = await resolveAllowed(parsed, policy);
   try {
-    const res = await fetch(parsed, {
-      redirect: "manual",
-      signal: init.signal ?? AbortSignal.timeout(TIMEOUT_MS),
-      ...(init.headers ? { headers: init.headers } : {}),
-    }).catch(() =>
-      Promise.reject(
-        new JwksUnusableError(`${url} could not be fetched (no answer, or the connection failed)`),
-      ),
-    );
-    if (res.status >= 300 && res.status < 400)
-      throw new JwksUnusableError(`${url} redirects, and redirects aren't followed: give the final URL`);
-    if (res.status !== 200) throw new JwksUnusableError(`${url} answered ${res.status}, not 200`);
-    const text = await readLimited(res, url);
+    const text = await pinnedGet(parsed, target, init);
     failedAt.delete(parsed.href);
     return new Response(text, { status: 200, headers: { "content-type": "application/json" } });
   } catch (e) {
@@ -106,27 +104,56 @@ export async function jwksFetch(
   }
 }
 
-/** The body, refused as soon as it passes the limit (never buffered whole first). */
-async function readLimited(res: Response, url: string): Promise<string> {
-  const tooLarge = () => new JwksUnusableError(`${url} answered more than 256 KiB`);
-  if (Number(res.headers.get("content-length") ?? 0) > MAX_BYTES) throw tooLarge();
-  const reader = res.body?.getReader();
-  if (!reader) return "";
-  const decoder = new TextDecoder();
-  let size = 0;
-  let text = "";
-  try {
-    for (;;) {
-      const { done, value } = await reader.read();
-      if (done) break;
-      size += value.byteLength;
-      if (size > MAX_BYTES) throw tooLarge();
-      text += decoder.decode(value, { stream: true });
-    }
-  } finally {
-    await reader.cancel().catch(() => undefined);
-  }
-  return text + decoder.decode();
+/**
+ * GETs the URL from exactly the address that was checked (the connection's lookup is pinned to
+ * it, so a second DNS answer can't send it elsewhere), and reads a 200's body up to the limit.
+ */
+function pinnedGet(
+  url: URL,
+  target: { address: string; family: number },
+  init: { signal?: AbortSignal; headers?: Record<string, string> | Headers },
+): Promise<string> {
+  const failed = (why: string) => new JwksUnusableError(`${url.href} ${why}`);
+  const headers = init.headers instanceof Headers ? Object.fromEntries(init.headers) : (init.headers ?? {});
+  return new Promise((resolve, reject) => {
+    const req = (url.protocol === "https:" ? httpsRequest : httpRequest)(url, {
+      headers,
+      signal: init.signal ?? AbortSignal.timeout(TIMEOUT_MS),
+      lookup: (_host, opts, cb) => {
+        // Node asks for every address when `all` is set, and for one otherwise.
+        if ((opts as { all?: boolean }).all) (cb as (e: null, a: LookupAddress[]) => void)(null, [target]);
+        else cb(null, target.address, target.family);
+      },
+    });
+    req.on("error", () => reject(failed("could not be fetched (no answer, or the connection failed)")));
+    req.on("response", (res) => {
+      const status = res.statusCode ?? 0;
+      if (status >= 300 && status < 400) {
+        res.resume();
+        return reject(failed("redirects, and redirects aren't followed: give the final URL"));
+      }
+      if (status !== 200) {
+        res.resume();
+        return reject(failed(`answered ${status}, not 200`));
+      }
+      if (Number(res.headers["content-length"] ?? 0) > MAX_BYTES) {
+        res.destroy();
+        return reject(failed("answered more than 256 KiB"));
+      }
+      const chunks: Buffer[] = [];
+      let size = 0;
+      res.on("data", (chunk: Buffer) => {
+        size += chunk.length;
+        if (size > MAX_BYTES) {
+          res.destroy();
+          reject(failed("answered more than 256 KiB"));
+        } else chunks.push(chunk);
+      });
+      res.on("end", () => resolve(Buffer.concat(chunks).toString("utf8")));
+      res.on("error", () => reject(failed("could not be fetched (the answer was cut)")));
+    });
+    req.end();
+  });
 }
 
 /**

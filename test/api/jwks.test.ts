@@ -214,6 +214,7 @@ describe("where key sets are fetched from", () => {
         "http://10.0.0.1/jwks.json",
         "http://[::1]:1/jwks.json",
         "http://169.254.169.254/",
+        `${idpUrl.replace("127.0.0.1", "localhost")}/jwks.json`,
       ]) {
         const r = await u.api.put(`/v2/organizations/${u.username}/jwks/idp`, { jwks_url: url });
         expect(r.status, url).toBe(400);
