@@ -92,6 +92,12 @@ describe.each(versions)("a data folder written by Shoal %s", (version) => {
     const primary = client("shared");
     await primary.execute("INSERT INTO items (label, amount) VALUES ('after the upgrade', 1)");
     primary.close();
+    // Replication is asynchronous: wait, as a client would, until the replica has the write.
+    const wait = await fetch(
+      `${shoal.url}/v1/organizations/acme/databases/shared/instances/aws-eu-west-1/wait`,
+      { headers: { authorization: `Bearer ${fixture.users.alice}` } },
+    );
+    expect(wait.status).toBe(200);
     const replica = client("shared", "aws-eu-west-1");
     const r = await replica.execute("SELECT count(*) AS n FROM items");
     expect(Number(r.rows[0]!.n)).toBe(db("shared").rows + 1);
