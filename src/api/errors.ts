@@ -38,8 +38,6 @@ export const apiErrors = {
     new InvalidError(
       "this server doesn't keep deleted databases: a deletion is final, so there is nothing to list or restore",
     ),
-  noFineGrainedPermissions: () =>
-    new InvalidError("fine-grained (table-level) permissions are not supported"),
   notMultipart: (field: string) =>
     new InvalidError(`send the file as multipart/form-data, in a field named ${field}`),
   multipartTruncated: () => new InvalidError("the multipart body ends before its closing boundary"),

@@ -1,6 +1,7 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { requireDiskSpace } from "../domain/core/disk.js";
 import { unlockAccess } from "../domain/data-access/encryption.js";
+import { tablePermissionErrors } from "../domain/data-access/errors.js";
 import { type DataAccess, openDataAccess, openDataAccessCached } from "../domain/data-access/open.js";
 import { AppError, ForbiddenError, UnauthenticatedError } from "../errors.js";
 import { REQUEST_ID_HEADER, requestIdOf } from "../lib/request-id.js";
@@ -43,6 +44,15 @@ function batonOf(body: Record<string, unknown>): string | undefined {
   if (body.baton === undefined || body.baton === null) return undefined;
   if (typeof body.baton !== "string") throw new ProtocolError("baton must be a string or null");
   return body.baton;
+}
+
+/**
+ * Access for a route that hands out (or replaces) the whole database, pages and all: a token
+ * limited to some tables would read every other table through it, so such a token is refused.
+ */
+function wholeFile(a: DataAccess): DataAccess {
+  if (a.rights) throw tablePermissionErrors.rawFileRefused();
+  return a;
 }
 
 /**
@@ -92,22 +102,24 @@ export class HranaHttp {
     if (method === "POST" && path === "/v3/cursor") return this.cursor(req, res, route);
     // Turso's sync protocol (@tursodatabase/sync): pages since a revision; pushes are pipelines.
     if (method === "POST" && path === "/pull-updates")
-      return pullUpdates(req, res, await this.access(req, route), this.services);
+      return pullUpdates(req, res, wholeFile(await this.access(req, route)), this.services);
     if (isUploadRequest(method, path)) {
       requireDiskSpace(this.services.disk, "an upload");
       const token = bearer(req.headers.authorization);
       const peer = this.clientAddress(req);
       const opened = await openDataAccess(this.deps, route.locator, token, "upload", peer);
       const a = unlockAccess(this.deps.keys, opened, keyHeader(req), "http", cipherHeader(req), peer);
-      return uploadsOf(this.deps).handle(req, res, path, a);
+      return uploadsOf(this.deps).handle(req, res, path, wholeFile(a));
     }
     if (method === "GET" && (path === "/v2" || path === "/v3")) {
       return send(res, 200, `Hello, this is Shoal: Hrana over HTTP ${path.slice(1)}\n`, "text/plain");
     }
     if (method === "GET") {
       // The database's own copies, as sqld serves `/dump` (and a whole file at `/export`).
-      if (path === "/dump") return serveDump(res, await this.access(req, route), this.services.hosted);
-      if (path === "/export") return serveExport(res, await this.access(req, route), this.services.hosted);
+      if (path === "/dump")
+        return serveDump(res, wholeFile(await this.access(req, route)), this.services.hosted);
+      if (path === "/export")
+        return serveExport(res, wholeFile(await this.access(req, route)), this.services.hosted);
       // Sync protocol v2, for embedded replicas (the `libsql` package opened with a syncUrl).
       // libSQL's client reads a refusal at /info as "legacy protocol": the key is checked from /export on.
       if (path === "/info") return syncInfo(res, await this.syncAccess(req, route, false), this.services);
@@ -165,7 +177,7 @@ export class HranaHttp {
    */
   private async syncAccess(req: IncomingMessage, route: DataRoute, needKey = true): Promise<DataAccess> {
     try {
-      return await this.access(req, route, needKey);
+      return wholeFile(await this.access(req, route, needKey));
     } catch (e) {
       if (e instanceof AppError && e.kind === "forbidden") throw new UnauthenticatedError(e.message, e.code);
       throw e;

@@ -17,18 +17,25 @@ import { mayChangeSchema, SchemaEpoch, SchemaFollower } from "./schema-follower.
 import { splitStatements } from "./sql-lexer.js";
 import { statementParameters } from "./sql-params.js";
 import type { SqlArgs, SqlValue } from "./sql-value.js";
-import { SqlInputError } from "./sqlite-errors.js";
+import { SchemaMovedError, SqlInputError } from "./sqlite-errors.js";
 import { programFacts } from "./statement-program.js";
+import { statementTables, type TableUses } from "./statement-tables.js";
 
 export { bindArguments } from "./bind.js";
 export type { RowBudget } from "./execute.js";
 export type { Column, Prepared } from "./prepared.js";
+
+import { materialize } from "./prepared.js";
+
 export type { SqlArgs, SqlValue } from "./sql-value.js";
 
 /** How a statement's rows are wanted: kept or only counted, and against which budget. */
 export interface ExecOptions {
   wantRows: boolean;
   budget?: RowBudget;
+  /** Checked on its program (table-level permissions): a read off the event loop whose schema moved
+   * meanwhile, which SQLite compiled again, fails with SchemaMovedError. */
+  checkedProgram?: boolean;
 }
 
 export interface ExecResult {
@@ -162,7 +169,7 @@ export class EngineConnection {
       stmt,
       runSql: info.sql,
     };
-    if (!prepared.bounded) this.materialize(prepared);
+    if (!prepared.bounded) materialize(this.db, prepared, (s) => this.garbage.push(s));
     this.cache.set(sql, prepared);
     if (this.cache.size > STATEMENT_CACHE) {
       const oldest = this.cache.keys().next().value;
@@ -218,6 +225,17 @@ export class EngineConnection {
       if (checked || !this.followSchema(true)) throw e;
       return this.db.prepare(sql);
     }
+  }
+
+  /** What a statement prepared here does to which tables (statement-tables.ts), kept with it. */
+  tablesOf(p: Prepared): TableUses {
+    p.tables ??= statementTables(this.db, p.info, (helper) => this.garbage.push(helper));
+    return p.tables;
+  }
+
+  /** Moves whenever a statement that may change this database's schema runs in this process. */
+  private get schemaEpoch(): number {
+    return this.schema.epoch.current;
   }
 
   /**
@@ -277,12 +295,14 @@ export class EngineConnection {
     const scannedBefore = p.scans ? this.scanned(p.runSql) : 0;
     const cancel = { interrupted: false };
     this.running = cancel;
+    const epoch = this.schemaEpoch;
     let ran: Ran;
     try {
       ran = await runUnbounded(this.db, this.path, this.request(p.stmt, p, bound, opts), this.limits, cancel);
     } finally {
       this.running = undefined;
     }
+    if (opts.checkedProgram && p.readonly && this.schemaEpoch !== epoch) throw new SchemaMovedError();
     // A materialized read also steps through its own copy of the rows (the counter counts a
     // scan's steps from its first row to its last): those aren't rows read.
     const extraScan = p.runSql === p.info.sql ? 0 : Math.max(0, ran.fetched - 1);
@@ -291,29 +311,6 @@ export class EngineConnection {
 
   private request(stmt: Database.Statement, p: Prepared, params: unknown, opts: ExecOptions) {
     return { stmt, params, reader: p.reader, wantRows: opts.wantRows, budget: opts.budget };
-  }
-
-  /**
-   * A read's statement wrapped as `WITH x AS MATERIALIZED (<read>) SELECT * FROM x`. SQLite then
-   * computes the whole result in the statement's first step, which runs on the driver's thread
-   * pool where it can be interrupted; the later steps, which run on the event loop and which the
-   * driver gives no way to interrupt, only read rows already made. Without it a read whose first
-   * row comes at once and whose next never does (a filter over an endless recursive CTE) would
-   * hold the event loop for good. Rows, their order and their values are the read's own (the copy
-   * keeps insertion order); names and types are still taken from the read itself.
-   */
-  private materialize(p: Prepared): void {
-    if (!p.reader || !p.readonly || p.info.isExplain || !/^(select|with|values)\b/i.test(p.info.sql)) return;
-    const sql = `WITH shoal_result AS MATERIALIZED (${p.info.sql}\n) SELECT * FROM shoal_result`;
-    try {
-      const wrapped = this.db.prepare(sql).raw(true).safeIntegers(true);
-      // The statement prepared from the read itself is done with: its facts are known.
-      this.garbage.push(p.stmt);
-      p.stmt = wrapped;
-      p.runSql = sql;
-    } catch {
-      // A read that can't be wrapped runs as it is.
-    }
   }
 
   private result(

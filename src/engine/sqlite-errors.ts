@@ -124,6 +124,15 @@ export function isInterrupt(e: unknown): boolean {
   return isSqliteFailure(e) && primaryCode(e) === "SQLITE_INTERRUPT";
 }
 
+/** A read whose schema changed before it ran (see ExecOptions.checkedProgram): nothing it read is answered. */
+export class SchemaMovedError extends Error {
+  readonly code = "SQLITE_SCHEMA";
+
+  constructor() {
+    super("the database schema changed while the statement waited to run; run it again");
+  }
+}
+
 /** A statement stopped because its stream closed (the client went away) while it ran. */
 export class StatementCancelledError extends Error {
   readonly code = "STATEMENT_CANCELLED";

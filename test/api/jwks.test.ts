@@ -197,8 +197,23 @@ describe("managing trusted key sets", () => {
     for (const body of [{}, { database: "alpha", group: "other" }, { database: "alpha", scope: "admin" }]) {
       expect((await getWithBody(`/v2/organizations/${team}/jwks-template`, body)).status).toBe(400);
     }
-    const perms = { database: "alpha", permissions: [{ t: ["t"], a: ["data_read"] }] };
-    expect((await getWithBody(`/v2/organizations/${team}/jwks-template`, perms)).status).toBe(400);
+    // The turso CLI sends `-p all:data_read` as a rule with "t": null.
+    const perms = {
+      database: "alpha",
+      permissions: [
+        { t: null, a: ["data_read"] },
+        { t: ["t"], a: ["data_add"] },
+      ],
+    };
+    const withPerms = await getWithBody(`/v2/organizations/${team}/jwks-template`, perms);
+    expect(withPerms.body.template.perm).toEqual([
+      { t: null, a: ["data_read"] },
+      { t: ["t"], a: ["data_add"] },
+    ]);
+    const bad = { database: "alpha", permissions: [{ t: ["t"], a: ["data_insert"] }] };
+    const refused = await getWithBody(`/v2/organizations/${team}/jwks-template`, bad);
+    expect(refused.status).toBe(400);
+    expect(refused.body.error).toMatch(/unknown action "data_insert".*data_add inserts rows/);
     const missing = await owner.api.get(`/v2/organizations/${team}/jwks-template?database=nope`);
     expect(missing.status).toBe(404);
   });
@@ -239,6 +254,17 @@ describe("tokens the provider signs", () => {
     await expect(sql("gamma", token, "SELECT 1")).rejects.toThrow(/another database/);
   });
 
+  it("are held to the table-level permissions their perm claim carries", async () => {
+    const id = dbs.alpha!.id;
+    const token = await sign("k1", { id, perm: [{ t: ["t"], a: ["data_read"] }] });
+    expect((await sql("alpha", token, "SELECT count(*) AS n FROM t")).rows[0]?.n).toBeGreaterThan(0);
+    await expect(sql("alpha", token, "INSERT INTO t VALUES (3)")).rejects.toThrow(
+      /don't allow data_add on table t/,
+    );
+    const open = await sign("k1", { id, perm: [] });
+    expect((await sql("alpha", open, "SELECT 1 AS one")).rows[0]?.one).toBe(1);
+  });
+
   it("open every database of the group a gid claim names, and read-only ones only read", async () => {
     const group = (await owner.api.get(`/v1/organizations/${team}/groups/default`)).body.group.uuid;
     const token = await sign("k1", { a: "ro", gid: group });
@@ -248,14 +274,15 @@ describe("tokens the provider signs", () => {
     await expect(sql("gamma", token, "SELECT 1")).rejects.toThrow();
   });
 
-  it("are refused when expired, from another issuer, signed by an unknown key, unscoped or with permissions", async () => {
+  it("are refused when expired, from another issuer, signed by an unknown key, unscoped or with bad permissions", async () => {
     const id = dbs.alpha!.id;
     const refusals: [Promise<string>, RegExp][] = [
       [sign("k1", { id }, { exp: "-1m" }), /expired/],
       [sign("k1", { id }, { iss: "https://elsewhere.example" }), /issuer or audience/],
       [sign("stranger", { id }), /no key set the organization trusts holds the key/],
       [sign("k1", { a: "rw" }), /names no database .* or group/],
-      [sign("k1", { id, perm: [{ t: ["t"], a: ["data_read"] }] }), /fine-grained permissions/],
+      [sign("k1", { id, perm: [{ t: ["t"], a: ["drop_everything"] }] }), /claim perm.*unknown action/],
+      [sign("k1", { id, perm: { t: ["t"] } }), /claim perm.*must be a list/],
       [sign("k1", { id, a: "admin" }), /claim a is "admin"/],
     ];
     for (const [token, message] of refusals) {

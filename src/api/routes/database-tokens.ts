@@ -7,8 +7,8 @@ import {
   rotateGroupTokens,
   type TokenRequest,
 } from "../../domain/data-access/db-tokens.js";
+import { parseTablePermissions } from "../../domain/data-access/table-permissions.js";
 import { DATABASE_NOT_FOUND } from "../documented-errors.js";
-import { apiErrors } from "../errors.js";
 import { DatabaseParams, GroupParams, optional } from "../params.js";
 import { type Route, route } from "../route.js";
 
@@ -37,11 +37,18 @@ export const TokenBody = z.object({
       ),
     }),
   ),
-  fine_grained_permissions: optional(z.array(z.unknown())),
+  fine_grained_permissions: optional(z.unknown()).openapi({
+    description:
+      'Table-level limits (Turso\'s fine-grained permissions): rules `{"t": [tables], "a": [actions]}`, no tables meaning every table; actions `data_read`, `data_add`, `data_update`, `data_delete`, `schema_add`, `schema_update`, `schema_delete`. Every statement the token runs is checked against them.',
+    example: [
+      { t: null, a: ["data_read"] },
+      { t: ["comments"], a: ["data_add"] },
+    ],
+  }),
 });
 export const Jwt = z.object({ jwt: z.string().openapi({ description: "An EdDSA JWT for the data plane." }) });
 export const tokenErrors = {
-  400: "Invalid expiration format, or an invalid authorization",
+  400: "Invalid expiration format, an invalid authorization, or malformed fine_grained_permissions",
   404: "Not found.",
 };
 
@@ -49,13 +56,11 @@ export function tokenRequest(
   query: z.infer<typeof TokenQuery>,
   body: z.infer<typeof TokenBody>,
 ): TokenRequest {
-  if (body.fine_grained_permissions && body.fine_grained_permissions.length > 0) {
-    throw apiErrors.noFineGrainedPermissions();
-  }
   return {
     expiration: query.expiration,
     authorization: query.authorization,
     attach: body.permissions?.read_attach?.databases ?? [],
+    tables: parseTablePermissions(body.fine_grained_permissions, "fine_grained_permissions"),
   };
 }
 

@@ -1,7 +1,9 @@
 import type { DataAccess } from "../../domain/data-access/open.js";
+import type { TableRights } from "../../domain/data-access/table-permissions.js";
 import type { Prepared } from "../../engine/connection.js";
 import { fileLevelRefusal } from "../../engine/sql-guard.js";
 import { pragmaOf } from "../../engine/sql-tokens.js";
+import { EVERY_TABLE, type TableUses } from "../../engine/statement-tables.js";
 import { HranaError } from "./errors.js";
 import { serverPathsRefusal } from "./server-paths.js";
 
@@ -166,4 +168,47 @@ export async function attachStatement(
   }
   const uri = `file:${encodeURI(target.path).replace(/[?#]/g, encodeURIComponent)}?mode=ro`;
   return `ATTACH '${uri.replace(/'/g, "''")}' AS ${alias}`;
+}
+
+/**
+ * `authorizeStatement`, then, for a token with table-level permissions, `authorizeTables` on what
+ * the statement's program does (read from the connection it was prepared on).
+ */
+export function authorizeRun(
+  p: Prepared,
+  access: DataAccess,
+  conn: { tablesOf(p: Prepared): TableUses },
+): Verdict {
+  const verdict = authorizeStatement(p, access);
+  if (access.rights) authorizeTables(access.rights, p, () => conn.tablesOf(p));
+  return verdict;
+}
+
+/**
+ * Refuses a statement that does something the token's table-level permissions don't allow, judged
+ * on the program SQLite compiled (`uses`, read only for such tokens): a view, a CTE or a trigger
+ * can't reach a table the token may not use in that way. ATTACH would bring in tables of another
+ * database, which no rule names.
+ */
+export function authorizeTables(rights: TableRights, p: Prepared, uses: () => TableUses): void {
+  if (p.info.kind === "attach")
+    throw new HranaError(
+      "FORBIDDEN",
+      "Authorization forbidden: the token has table-level permissions, which don't extend to ATTACH",
+    );
+  const refused = rights.firstRefused(uses());
+  if (!refused) return;
+  if ("beyond" in refused)
+    throw new HranaError(
+      "FORBIDDEN",
+      `Authorization forbidden: the token has table-level permissions, and this statement is beyond any table rule: ${refused.beyond}`,
+    );
+  const where =
+    refused.table === EVERY_TABLE
+      ? "all tables (a virtual table such as json_each or FTS5, VACUUM, ANALYZE, REINDEX and PRAGMAs that set something can't be limited to named tables)"
+      : `table ${refused.table}`;
+  throw new HranaError(
+    "FORBIDDEN",
+    `Authorization forbidden: the token's permissions don't allow ${refused.action} on ${where}`,
+  );
 }

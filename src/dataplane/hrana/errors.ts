@@ -5,6 +5,7 @@ import {
   isSqliteFailure,
   primaryCode,
   ResponseTooLargeError,
+  SchemaMovedError,
   SqlInputError,
   StatementCancelledError,
   StatementTimeoutError,
@@ -53,6 +54,7 @@ export function requestFailure(e: unknown): HranaError | undefined {
     e instanceof StatementTimeoutError ||
     e instanceof ResponseTooLargeError ||
     e instanceof StatementCancelledError ||
+    e instanceof SchemaMovedError ||
     e instanceof ConnectionsExhaustedError
   )
     return new HranaError(e.code, e.message);

@@ -13,7 +13,7 @@ import type { HostedDatabase } from "../../engine/hosted-database.js";
 import { splitStatements, writesBySyntax } from "../../engine/sql-lexer.js";
 import { refuseOnFollower } from "../schema-changes.js";
 import { meterStatement } from "./after-statement.js";
-import { attachStatement, authorizeStatement, refuseForbidden, type Verdict } from "./authorize.js";
+import { attachStatement, authorizeRun, refuseForbidden, type Verdict } from "./authorize.js";
 import { type BatchOutcome, everyStepFailed, runSteps, SLICE_MS } from "./batch-steps.js";
 import { refuseAtReserve } from "./disk-reserve.js";
 import { HranaError, ProtocolError, toHranaError } from "./errors.js";
@@ -153,7 +153,7 @@ export class HranaStream implements SqlStream {
     let p = this.prepare(sql);
     let verdict: Verdict;
     try {
-      verdict = authorizeStatement(p, this.access);
+      verdict = authorizeRun(p, this.access, conn);
     } catch (e) {
       throw toHranaError(e, "prepare");
     }
@@ -210,7 +210,7 @@ export class HranaStream implements SqlStream {
   ): ExecResult | Promise<ExecResult> {
     let ran: ExecResult | Promise<ExecResult>;
     try {
-      ran = conn.execute(p, args, opts);
+      ran = conn.execute(p, args, this.access.rights ? { ...opts, checkedProgram: true } : opts);
     } catch (e) {
       this.afterStatement(conn, false);
       throw toHranaError(e);

@@ -8,6 +8,7 @@ import type { Ref } from "../core/ref.js";
 import { requireGroupInScope } from "../core/roles.js";
 import { dataAccessErrors } from "./errors.js";
 import type { DbTokenCtx, DbTokenPorts } from "./ports.js";
+import type { TablePermission } from "./table-permissions.js";
 
 export interface TokenRequest {
   /** Turso's grammar: `never` (default) or a Go-style duration such as `2w1d`, `12h`, `30m`. */
@@ -16,6 +17,8 @@ export interface TokenRequest {
   authorization?: string;
   /** Names of databases of the same organization the token may read through ATTACH. */
   attach?: readonly string[];
+  /** Fine-grained permissions (checked by `parseTablePermissions`); none: no table-level limits. */
+  tables?: readonly TablePermission[];
 }
 
 const UNIT_SECONDS: Record<string, number> = {
@@ -67,6 +70,7 @@ function claimsFor(
   attachIds: string[],
   nowSec: number,
   ttlSec: number | null,
+  tables: readonly TablePermission[] = [],
 ): Record<string, unknown> {
   const claims: Record<string, unknown> = {
     a: access,
@@ -74,6 +78,8 @@ function claimsFor(
     ...generations,
     jti: newTokenId(),
     iat: nowSec,
+    // Turso's claim for table-level limits, as its template and identity providers' tokens carry it.
+    ...(tables.length > 0 ? { perm: tables } : {}),
   };
   if (ttlSec !== null) claims.exp = nowSec + ttlSec;
   if (attachIds.length > 0) {
@@ -122,6 +128,7 @@ export async function mintDatabaseToken(
     attachIds,
     nowSec,
     ttl,
+    req.tables,
   );
   return signJwt(ctx.deps.dbTokenKey, claims);
 }
@@ -147,6 +154,7 @@ export async function mintGroupToken(
     attachIds,
     nowSec,
     ttl,
+    req.tables,
   );
   return signJwt(ctx.deps.dbTokenKey, claims);
 }

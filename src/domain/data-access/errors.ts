@@ -74,11 +74,6 @@ export const dataAccessErrors = {
       `the token's claim a is ${JSON.stringify(a)}: use rw (the default) or ro`,
       "AUTH_JWT_INVALID",
     ),
-  fineGrainedUnsupported: () =>
-    new ForbiddenError(
-      "the token carries fine-grained permissions (claim perm), which this server doesn't enforce yet: it is refused rather than given wider access",
-      "AUTH_PERMISSIONS_UNSUPPORTED",
-    ),
   revokeWhat: () => new InvalidError('send the token to revoke as "token"'),
   foreignToken: () => new InvalidError("token is not a database or group token issued by this Shoal"),
   tokenOfOther: (what: string) => new InvalidError(`token is not a token of ${what}`),
@@ -145,5 +140,32 @@ export const jwksErrors = {
     new InvalidError("name either a database or a group (not both) for the template's claims"),
   templateAccess: (scope: string) =>
     new InvalidError(`scope must be full-access or read-only, not ${JSON.stringify(scope)}`),
-  fineGrained: () => new InvalidError("fine-grained (table-level) permissions are not supported"),
+};
+
+/** What fine-grained (table-level) permissions answer when rules are malformed (table-permissions.ts). */
+export const tablePermissionErrors = {
+  notList: (where: string) =>
+    new InvalidError(`${where} must be a list of rules such as [{"t": ["comments"], "a": ["data_read"]}]`),
+  tooMany: (where: string, max: number) => new InvalidError(`${where} has more than ${max} rules`),
+  notRule: (where: string) =>
+    new InvalidError(`${where} must be an object {"t": [tables], "a": [actions]} (no tables: every table)`),
+  badTables: (where: string) =>
+    new InvalidError(`${where}.t must be a list of table names (an empty list or null: every table)`),
+  tooManyTables: (where: string, max: number) => new InvalidError(`${where}.t names more than ${max} tables`),
+  noActions: (where: string) => new InvalidError(`${where}.a must list at least one action`),
+  unknownAction: (where: string, action: string, known: readonly string[]) =>
+    new InvalidError(
+      `${where}.a has unknown action ${JSON.stringify(action)}: use ${known.join(", ")}` +
+        (action === "data_insert" ? " (data_add inserts rows)" : ""),
+    ),
+  badClaim: (why: string) =>
+    new UnauthenticatedError(
+      `the token's fine-grained permissions (claim perm) are malformed: ${why}`,
+      "AUTH_JWT_INVALID",
+    ),
+  rawFileRefused: () =>
+    new ForbiddenError(
+      "Authorization forbidden: the token has table-level permissions, and this route hands out the whole database file; use SQL over /v2/pipeline",
+      "FORBIDDEN",
+    ),
 };

@@ -4,6 +4,7 @@ import { audit } from "../core/audit-tx.js";
 import { jwksErrors } from "./errors.js";
 import type { JwksCtx } from "./ports.js";
 import type { TrustedKeySet } from "./provider-tokens.js";
+import { parseTablePermissions } from "./table-permissions.js";
 
 /** An organization trusts at most this many identity providers' key sets. */
 export const MAX_KEY_SETS = 10;
@@ -102,14 +103,14 @@ export async function jwksTemplate(
   if (Boolean(req.database) === Boolean(req.group)) throw jwksErrors.templateScope();
   const scope = req.scope || "full-access";
   if (scope !== "full-access" && scope !== "read-only") throw jwksErrors.templateAccess(scope);
-  if ((req.permissions ?? []).length > 0) throw jwksErrors.fineGrained();
+  const perm = parseTablePermissions(req.permissions, "permissions");
   const a = scope === "read-only" ? "ro" : "rw";
   return ctx.deps.store.read(async (r) => {
     if (req.database) {
       const { db } = await requireDatabase(r, ctx.actor, slug, req.database, "read");
-      return { a, id: db.id, perm: [] };
+      return { a, id: db.id, perm };
     }
     const { group } = await requireGroup(r, ctx.actor, slug, req.group!, "read");
-    return { a, gid: group.id, perm: [] };
+    return { a, gid: group.id, perm };
   });
 }

@@ -3,6 +3,7 @@ import { allowlistOf } from "../../lib/ip-allowlist.js";
 import { dataAccessErrors } from "./errors.js";
 import type { DataAccessPorts, DatabaseLocator, DataPlaneDatabase } from "./ports.js";
 import type { OrgTrust, ProviderVerdict } from "./provider-tokens.js";
+import { rightsOfClaims, type TableRights } from "./table-permissions.js";
 import type { TokenClaims } from "./token-verifier.js";
 
 /** What the access is for: SQL and sync (the default), or uploading a database's file. */
@@ -16,6 +17,12 @@ export interface DataAccess {
   canWrite: boolean;
   /** Databases this token may read through ATTACH. */
   attachIds: ReadonlySet<string>;
+  /**
+   * Set when the token carries fine-grained permissions: the tables it may use and how. Every
+   * statement is checked against them (dataplane/hrana/authorize.ts), and routes that hand out the
+   * whole file refuse such a token.
+   */
+  rights?: TableRights;
   /** Set for the internal token of a location's replica: that location. Such tokens only sync. */
   replicaOf?: string;
   /** For an encrypted database: the verified key the request brought (encryption.ts). */
@@ -113,16 +120,13 @@ function checkScope(database: DataPlaneDatabase, claims: TokenClaims): "own" | "
  * expiry or by rotating its keys), so Shoal's generations and revocations don't apply. A token that
  * names neither a database nor a group would open every database of the organization: it is
  * accepted only from a key set saved with an audience, so a token that provider signed for some
- * other application can't. Fine-grained permissions (`perm`) aren't enforced yet, so a token
- * carrying any is refused rather than allowed more than it says.
+ * other application can't. Its fine-grained permissions (`perm`) limit it as a Shoal token's do.
  */
 function providerScope(
   database: DataPlaneDatabase,
   claims: TokenClaims,
   via: ProviderVerdict,
 ): "own" | "foreign" {
-  if (Array.isArray(claims.perm) ? claims.perm.length > 0 : claims.perm !== undefined && claims.perm !== null)
-    throw dataAccessErrors.fineGrainedUnsupported();
   if (claims.a !== undefined && claims.a !== "rw" && claims.a !== "ro")
     throw dataAccessErrors.providerAccess(String(claims.a));
   if (claims.id !== undefined) return claims.id === database.id ? "own" : "foreign";
@@ -166,11 +170,14 @@ function grant(
   if (!primaryHere && !(at && deps.placement.holds(at) && database.locations.includes(at))) {
     throw dataAccessErrors.servedElsewhere(database.name, database.primary_location);
   }
+  // Replication tokens are the deployment's own: whatever a claim says, they copy whole files.
+  const rights = claims.rep === undefined ? rightsOfClaims(claims) : undefined;
   return {
     database,
     path: deps.directory.pathOf(database, deps.files),
     canWrite: claims.a !== "ro",
     attachIds: new Set(claims.p?.roa?.ns ?? []),
+    ...(rights ? { rights } : {}),
     ...(claims.rep !== undefined ? { replicaOf: claims.rep } : {}),
     ...(primaryHere ? {} : { primaryElsewhere: { token } }),
   };
