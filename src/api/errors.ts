@@ -12,6 +12,7 @@ import {
  * where Turso has one; clients and tests match on them): change one only on purpose.
  */
 export const apiErrors = {
+  queryNotJson: (name: string) => new InvalidError(`the query parameter ${name} must be JSON`),
   missingToken: () => new UnauthenticatedError("missing Authorization header with a Bearer API token"),
   malformedAuthorization: () =>
     new UnauthenticatedError("the Authorization header must be: Bearer <API token>"),

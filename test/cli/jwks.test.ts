@@ -48,6 +48,21 @@ describe("shoal org jwks", () => {
       perm: [],
     });
     expect(await h.fails(["org", "jwks", "template"])).toMatch(/either a database or a group/);
+    const limited = [
+      "org",
+      "jwks",
+      "template",
+      "-d",
+      "signed-in",
+      "-p",
+      "all:data_read",
+      "-p",
+      "notes:data_add",
+    ];
+    expect(JSON.parse(await h.ok(limited)).perm).toEqual([
+      { t: null, a: ["data_read"] },
+      { t: ["notes"], a: ["data_add"] },
+    ]);
 
     expect(await h.fails(["org", "jwks", "save", "junk", `${url}/junk`])).toMatch(/JSON Web Key Set/);
     const loose = await h.run(["org", "jwks", "save", "loose", `${url}/jwks.json`]);

@@ -79,6 +79,33 @@ describe("databases", () => {
     expect(err).toContain("Invalid expiration format");
   });
 
+  it("mints database and group tokens limited to tables with -p, as the turso CLI does", async () => {
+    const url = (await h.ok(["db", "show", "first", "--url"])).trim();
+    const owner = (await h.ok(["db", "tokens", "create", "first"])).trim();
+    const run = (t: string, sql: string) =>
+      fetch(`${url}v2/pipeline`, {
+        method: "POST",
+        headers: { authorization: `Bearer ${t}` },
+        body: JSON.stringify({ requests: [{ type: "execute", stmt: { sql } }] }),
+      }).then((r) => r.json() as Promise<any>);
+    await run(owner, "CREATE TABLE IF NOT EXISTS comments (v)");
+    const limited = (
+      await h.ok(["db", "tokens", "create", "first", "-p", "all:data_read", "-p", "comments:data_add"])
+    ).trim();
+    expect((await run(limited, "INSERT INTO comments VALUES ('hi')")).results[0].type).toBe("ok");
+    const refused = await run(limited, "DELETE FROM comments");
+    expect(refused.results[0].error.message).toMatch(/data_delete on table comments/);
+    const { jwt: group } = await h.json(["group", "tokens", "create", "default", "-p", "comments:data_read"]);
+    expect((await run(group, "SELECT count(*) FROM comments")).results[0].type).toBe("ok");
+    expect((await run(group, "INSERT INTO comments VALUES ('no')")).results[0].error.code).toBe("FORBIDDEN");
+    expect(await h.fails(["db", "tokens", "create", "first", "-p", "comments"])).toContain(
+      "invalid permission",
+    );
+    expect(await h.fails(["db", "tokens", "create", "first", "-p", "t:data_insert"])).toContain(
+      'unknown action "data_insert"',
+    );
+  });
+
   it("names an unknown database and says where to look, with exit code 1", async () => {
     for (const args of [
       ["db", "show", "nope"],

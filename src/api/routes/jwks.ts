@@ -1,6 +1,7 @@
 import { z } from "@hono/zod-openapi";
 import { jwksTemplate, listJwks, removeJwks, saveJwks } from "../../domain/data-access/jwks.js";
 import type { TrustedKeySet } from "../../domain/data-access/provider-tokens.js";
+import { apiErrors } from "../errors.js";
 import { OrgParams, optional, orgParam, pathParam } from "../params.js";
 import { type Route, route } from "../route.js";
 
@@ -49,15 +50,25 @@ const SaveBody = z.object({
   }),
 });
 
-const Permission = z.object({ t: z.array(z.string()).nullish(), a: z.array(z.string()) });
 const TemplateInput = z.object({
   database: optional(z.string()).openapi({ description: "A database's name: the claims open it." }),
   group: optional(z.string()).openapi({ description: "A group's name: the claims open all its databases." }),
   scope: optional(z.string()).openapi({ description: "`full-access` (default) or `read-only`." }),
-  permissions: optional(z.array(Permission)).openapi({
-    description: "Fine-grained permissions: not supported yet (400 when any is given).",
+  permissions: optional(z.unknown()).openapi({
+    description:
+      'Fine-grained permissions for the template\'s `perm` claim: rules `{"t": [tables], "a": [actions]}` (no tables: every table), as for a database token\'s `fine_grained_permissions`.',
   }),
 });
+
+/** A query parameter carrying JSON; a 400 when it isn't. */
+function jsonQuery(text: string | undefined): unknown {
+  if (text === undefined) return undefined;
+  try {
+    return JSON.parse(text);
+  } catch {
+    throw apiErrors.queryNotJson("permissions");
+  }
+}
 
 export const jwksRoutes: Route[] = [
   route({
@@ -121,11 +132,13 @@ export const jwksRoutes: Route[] = [
       "The claims an identity provider's token must carry to open a database or a group. The turso CLI sends the request as a JSON body on this GET; the same fields are read from the query string too.",
     tags,
     params: OrgParams,
-    query: TemplateInput.omit({ permissions: true }),
+    query: TemplateInput.omit({ permissions: true }).extend({
+      permissions: optional(z.string()).openapi({ description: "The permissions as JSON text." }),
+    }),
     body: TemplateInput,
     response: z.object({ template: z.record(z.string(), z.unknown()) }),
     errors: {
-      400: "Neither or both of database and group, a scope other than full-access or read-only, or fine-grained permissions.",
+      400: "Neither or both of database and group, a scope other than full-access or read-only, or malformed permissions.",
       403: "Not a member of the organization.",
       404: "The database or group doesn't exist.",
     },
@@ -134,7 +147,7 @@ export const jwksRoutes: Route[] = [
         database: body.database ?? query.database,
         group: body.group ?? query.group,
         scope: body.scope ?? query.scope,
-        permissions: body.permissions,
+        permissions: body.permissions ?? jsonQuery(query.permissions),
       }),
     }),
   }),

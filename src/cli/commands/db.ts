@@ -5,6 +5,7 @@ import { CliError } from "../errors.js";
 import type { Io } from "../io.js";
 import { emit, renderTable } from "../output.js";
 import type { Session } from "../session.js";
+import { permissionsOption, type TokenRule } from "../token-permissions.js";
 import { confirm, remote } from "./context.js";
 import { defaultLocation, type Group } from "./group.js";
 
@@ -163,19 +164,20 @@ function dbDestroyCommand(db: Command, io: Io): void {
 }
 
 function tokensCreateCommand(tokens: Command, io: Io): void {
-  tokens
+  const create = tokens
     .command("create")
     .description("Mint a token for one database (printed alone, for `$(...)` in scripts)")
     .argument("<name>")
     .option("--read-only", "a token that reads but cannot write")
-    .option("--expiration <duration>", "`never` (default) or a duration such as 2w, 1d, 12h, 30m")
-    .action(
-      remote(io, async (s, [name], opts) => {
-        const jwt = await mintDatabaseToken(s, String(name), {
-          readOnly: opts.readOnly === true,
-          expiration: opts.expiration as string | undefined,
-        });
-        await emit(io.stdout, opts.json, { jwt }, () => `${jwt}\n`);
-      }),
-    );
+    .option("--expiration <duration>", "`never` (default) or a duration such as 2w, 1d, 12h, 30m");
+  permissionsOption(create).action(
+    remote(io, async (s, [name], opts) => {
+      const jwt = await mintDatabaseToken(s, String(name), {
+        readOnly: opts.readOnly === true,
+        expiration: opts.expiration as string | undefined,
+        permissions: opts.permissions as TokenRule[] | undefined,
+      });
+      await emit(io.stdout, opts.json, { jwt }, () => `${jwt}\n`);
+    }),
+  );
 }

@@ -3,6 +3,7 @@ import { listAll } from "../api-client.js";
 import type { Io } from "../io.js";
 import { emit, renderTable } from "../output.js";
 import type { Session } from "../session.js";
+import { permissionsBody, permissionsOption, type TokenRule } from "../token-permissions.js";
 import { confirm, remote } from "./context.js";
 
 export interface Group {
@@ -33,6 +34,10 @@ export function registerGroup(program: Command, io: Io): void {
   groupListCommand(group, io);
   groupCreateCommand(group, io);
   groupDestroyCommand(group, io);
+  groupTokensCreateCommand(
+    group.command("tokens").description("Group tokens, which open every database of a group"),
+    io,
+  );
 
   const locations = group.command("locations").description("Add or remove the group's locations");
   for (const [verb, method, done] of [
@@ -119,4 +124,31 @@ function groupDestroyCommand(group: Command, io: Io): void {
         await emit(io.stdout, opts.json, r.group, () => `Deleted group ${name}.\n`);
       }),
     );
+}
+
+function groupTokensCreateCommand(tokens: Command, io: Io): void {
+  const create = tokens
+    .command("create")
+    .description("Mint a token for every database of a group, present and future (printed alone)")
+    .argument("<group>")
+    .option("--read-only", "a token that reads but cannot write")
+    .option("--expiration <duration>", "`never` (default) or a duration such as 2w, 1d, 12h, 30m");
+  permissionsOption(create).action(
+    remote(io, async (s, [name], opts) => {
+      const body = permissionsBody(opts.permissions as TokenRule[] | undefined);
+      const r = await s.api.call<{ jwt: string }>(
+        "POST",
+        await s.orgPath(`/groups/${encodeURIComponent(String(name))}/auth/tokens`),
+        {
+          query: {
+            expiration: opts.expiration as string | undefined,
+            authorization: opts.readOnly ? "read-only" : undefined,
+          },
+          ...(body ? { body } : {}),
+          hints: groupNotFound,
+        },
+      );
+      await emit(io.stdout, opts.json, r, () => `${r.jwt}\n`);
+    }),
+  );
 }

@@ -2,6 +2,7 @@ import type { Command } from "commander";
 import type { Io } from "../io.js";
 import { emit, renderTable } from "../output.js";
 import type { Session } from "../session.js";
+import { permissionsOption, type TokenRule } from "../token-permissions.js";
 import { confirm, remote } from "./context.js";
 
 interface KeySet {
@@ -51,26 +52,28 @@ export function registerOrgJwks(org: Command, io: Io): void {
       }),
     );
 
-  jwks
+  const template = jwks
     .command("template")
     .description("Print the claims a provider's tokens need to open a database or a group")
     .option("-d, --database <name>", "the database the tokens open")
     .option("-g, --group <name>", "the group whose databases the tokens open")
-    .option("-s, --scope <scope>", "full-access or read-only", "full-access")
-    .action(
-      remote(io, async (s, _args, opts) => {
-        const query = new URLSearchParams();
-        if (opts.database) query.set("database", String(opts.database));
-        if (opts.group) query.set("group", String(opts.group));
-        query.set("scope", String(opts.scope));
-        const r = await s.api.call<{ template: Record<string, unknown> }>(
-          "GET",
-          await jwksPath(s, `/jwks-template?${query}`),
-        );
-        // The claims as JSON either way: they are pasted into the provider's token template.
-        io.stdout.write(`${JSON.stringify(r.template, null, opts.json ? 0 : 2)}\n`);
-      }),
-    );
+    .option("-s, --scope <scope>", "full-access or read-only", "full-access");
+  permissionsOption(template).action(
+    remote(io, async (s, _args, opts) => {
+      const query = new URLSearchParams();
+      if (opts.database) query.set("database", String(opts.database));
+      if (opts.group) query.set("group", String(opts.group));
+      query.set("scope", String(opts.scope));
+      const rules = opts.permissions as TokenRule[] | undefined;
+      if (rules) query.set("permissions", JSON.stringify(rules));
+      const r = await s.api.call<{ template: Record<string, unknown> }>(
+        "GET",
+        await jwksPath(s, `/jwks-template?${query}`),
+      );
+      // The claims as JSON either way: they are pasted into the provider's token template.
+      io.stdout.write(`${JSON.stringify(r.template, null, opts.json ? 0 : 2)}\n`);
+    }),
+  );
 }
 
 function jwksSaveCommand(jwks: Command, io: Io): void {

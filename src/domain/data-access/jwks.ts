@@ -88,7 +88,7 @@ export interface TemplateRequest {
   group?: string;
   /** `full-access` (default) or `read-only`. */
   scope?: string;
-  permissions?: readonly unknown[];
+  permissions?: unknown;
 }
 
 /**
