@@ -1,6 +1,6 @@
 import type Database from "libsql";
 import type { StatementInfo } from "./sql-lexer.js";
-import { withEmptyBlobs } from "./sql-tokens.js";
+import { pragmaOf, withEmptyBlobs } from "./sql-tokens.js";
 
 /** What SQLite's compiled program says about a statement. */
 export interface ProgramFacts {
@@ -17,6 +17,8 @@ export interface ProgramFacts {
   bounded: boolean;
 }
 
+/** PRAGMAs whose EXPLAIN listing the driver can't read (see programFacts). */
+const CHECK_PRAGMAS = new Set(["integrity_check", "quick_check"]);
 /** SQLITE_STMTSTATUS_FULLSCAN_STEP: the counter a full-scan loop's Next/Prev bumps (its P5). */
 const FULLSCAN_STEP = 1;
 /** Opcodes that make a program a writer even without a write transaction (see resolveP2Values). */
@@ -75,6 +77,10 @@ export function programFacts(
   onDropped: (helper: object) => void,
 ): ProgramFacts {
   if (info.isExplain) return { readonly: true, scans: false, bounded: true };
+  // libsql's driver aborts the process reading these programs' listing when the database has an
+  // FTS5 table (a P4 that isn't UTF-8): they only read, and their work grows with the database.
+  if (CHECK_PRAGMAS.has(pragmaOf(info.sql)?.name ?? ""))
+    return { readonly: true, scans: false, bounded: false };
   let ops: unknown[][];
   try {
     const explain = db.prepare(`EXPLAIN ${withEmptyBlobs(info.sql)}`).raw(true);

@@ -205,6 +205,25 @@ describe("the console, driven in a real browser", { timeout: 90_000 }, () => {
     c.close();
   });
 
+  it("mints a token limited to tables, whose rules the database enforces", async () => {
+    // On the branch's page, where the last test left off.
+    await page.getByLabel("Access").selectOption("tables");
+    const rule = page.getByRole("group", { name: "Rule 1" });
+    await rule.getByLabel("Tables", { exact: true }).fill("notes");
+    // A rule starts with reading; add inserting.
+    await rule.getByRole("checkbox", { name: "Insert rows" }).check();
+    await expectAccessible(page, "table-limited token form");
+    await page.getByRole("button", { name: "Mint token" }).click();
+    const once = page.getByRole("region", { name: "New database token" });
+    const jwt = await once.getByLabel("New database token").inputValue();
+    await once.getByRole("button", { name: "I have copied it" }).click();
+    const c = createClient({ url: `${h.url}/db/admin/notes-branch/`, authToken: jwt });
+    await c.execute("INSERT INTO notes (body) VALUES ('from a limited token')");
+    await expect(c.execute("DELETE FROM notes")).rejects.toThrow(/data_delete on table notes/);
+    c.close();
+    await page.getByLabel("Access").selectOption("full-access");
+  });
+
   it("searches and pages through many databases", async () => {
     const api = admin();
     expect(

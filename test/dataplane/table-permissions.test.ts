@@ -197,6 +197,18 @@ describe("a token limited to named tables", () => {
     expect(error?.error.code).toBe("FORBIDDEN");
   });
 
+  it("is checked at a replica location too, whose reads otherwise run on the replica", async () => {
+    const groups = `/v1/organizations/${db.org}/groups/default/locations/aws-eu-west-1`;
+    expect((await db.user.api.post(groups)).status).toBe(200);
+    expect((await db.user.api.get(`${groups}/wait`)).status).toBe(200);
+    const url = `${h.url}/db/${db.org}/${db.name}@aws-eu-west-1/`;
+    const c = createClient({ url, authToken: await limited([{ t: ["comments"], a: ["data_read"] }]) });
+    clients.push(c);
+    expect(await count(c, "comments")).toBeGreaterThan(0);
+    await expect(c.execute("SELECT s FROM secret")).rejects.toThrow(/data_read on table secret/);
+    await expect(c.execute("SELECT s FROM secret_view")).rejects.toThrow(/data_read on table secret/);
+  });
+
   it("is refused by the routes that hand out the whole file", async () => {
     const token = await limited([{ t: ["comments"], a: ["data_read"] }]);
     for (const route of ["dump", "export", "info"]) {

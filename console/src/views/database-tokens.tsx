@@ -4,6 +4,7 @@ import { useOrg } from "../context.js";
 import { useAction } from "../hooks.js";
 import { forgetEditorToken } from "../hrana.js";
 import { Button, ConfirmButton, ErrorNote, Field, Notice, Section, ShownOnce } from "../ui/kit.js";
+import { newRule, type RuleDraft, rulesOf, TableRules } from "./table-rules.js";
 
 const EXPIRATIONS = [
   ["1h", "1 hour"],
@@ -18,6 +19,7 @@ export function DatabaseTokens({ base }: { base: string }) {
   const { canWrite } = useOrg();
   const [expiration, setExpiration] = useState("1d");
   const [access, setAccess] = useState("full-access");
+  const [rules, setRules] = useState<RuleDraft[]>([newRule()]);
   const [token, setToken] = useState<string>();
   const [rotated, setRotated] = useState<string>();
   const mint = useAction();
@@ -31,8 +33,10 @@ export function DatabaseTokens({ base }: { base: string }) {
   }
   const submit = async (e: Event) => {
     e.preventDefault();
-    const q = new URLSearchParams({ expiration, authorization: access });
-    const r = await mint.run(() => api.post<{ jwt: string }>(`${base}/auth/tokens?${q}`));
+    const limited = access === "tables";
+    const q = new URLSearchParams({ expiration, authorization: limited ? "full-access" : access });
+    const body = limited ? { fine_grained_permissions: rulesOf(rules) } : undefined;
+    const r = await mint.run(() => api.post<{ jwt: string }>(`${base}/auth/tokens?${q}`, body));
     if (r) setToken(r.jwt);
   };
   return (
@@ -55,8 +59,10 @@ export function DatabaseTokens({ base }: { base: string }) {
             <select value={access} onChange={(e) => setAccess(e.currentTarget.value)}>
               <option value="full-access">Read and write</option>
               <option value="read-only">Read only</option>
+              <option value="tables">Limited to tables</option>
             </select>
           </Field>
+          {access === "tables" && <TableRules rules={rules} onChange={setRules} />}
           <Button type="submit" kind="primary" busy={mint.busy}>
             Mint token
           </Button>

@@ -72,7 +72,9 @@ export class LocationStream implements SqlStream {
   }
 
   execute(stmt: Stmt, budget?: RowBudget): ExecResult | Promise<ExecResult> {
-    if (this.mode !== "replica-elsewhere" && this.primary.isAutocommit()) {
+    // A token limited to tables reads at the primary, where each statement is checked against
+    // its rules (the replica's read port runs SQL unchecked).
+    if (this.mode !== "replica-elsewhere" && this.primary.isAutocommit() && !this.access.rights) {
       const sql = this.primary.sqlOf(stmt);
       const statements = splitStatements(sql);
       // Anything but a single plain read (including a text the primary will refuse) goes there.
