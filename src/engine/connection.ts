@@ -18,6 +18,7 @@ import { splitStatements } from "./sql-lexer.js";
 import { statementParameters } from "./sql-params.js";
 import type { SqlArgs, SqlValue } from "./sql-value.js";
 import { SchemaMovedError, SqlInputError } from "./sqlite-errors.js";
+import { READ_PRAGMAS_WITH_ARG, setsPragma } from "./statement-info.js";
 import { programFacts } from "./statement-program.js";
 import { statementTables, type TableUses } from "./statement-tables.js";
 
@@ -103,6 +104,9 @@ export class EngineConnection {
     this.scanStmt = db.prepare("SELECT coalesce(sum(nscan), 0) FROM sqlite_stmt WHERE sql = ?").raw(true);
   }
 
+  /** Set once a statement that sets a PRAGMA was compiled here (compiling applies it): never pooled again. */
+  settingsChanged = false;
+
   get inTransaction(): boolean {
     return !this.closed && this.db.inTransaction;
   }
@@ -157,6 +161,7 @@ export class EngineConnection {
     }
     const info = statements[0]!;
     guard?.(info.sql);
+    if (setsPragma(info.sql)) this.settingsChanged = true;
     const stmt = this.compile(info.sql, checked);
     const reader = stmt.reader;
     if (reader) stmt.raw(true).safeIntegers(true);
@@ -233,11 +238,6 @@ export class EngineConnection {
     return p.tables;
   }
 
-  /** Moves whenever a statement that may change this database's schema runs in this process. */
-  private get schemaEpoch(): number {
-    return this.schema.epoch.current;
-  }
-
   /**
    * Runs a prepared statement: at once when its program is bounded, otherwise off the event loop
    * (see execute.ts). Rows are collected only when `wantRows`, but always counted.
@@ -295,14 +295,16 @@ export class EngineConnection {
     const scannedBefore = p.scans ? this.scanned(p.runSql) : 0;
     const cancel = { interrupted: false };
     this.running = cancel;
-    const epoch = this.schemaEpoch;
+    // Moves whenever a statement that may change this database's schema runs in this process.
+    const epoch = this.schema.epoch.current;
     let ran: Ran;
     try {
       ran = await runUnbounded(this.db, this.path, this.request(p.stmt, p, bound, opts), this.limits, cancel);
     } finally {
       this.running = undefined;
     }
-    if (opts.checkedProgram && p.readonly && this.schemaEpoch !== epoch) throw new SchemaMovedError();
+    if (opts.checkedProgram && p.readonly && this.schema.epoch.current !== epoch)
+      throw new SchemaMovedError();
     // A materialized read also steps through its own copy of the rows (the counter counts a
     // scan's steps from its first row to its last): those aren't rows read.
     const extraScan = p.runSql === p.info.sql ? 0 : Math.max(0, ran.fetched - 1);

@@ -173,7 +173,12 @@ export class ConnectionPool {
         this.closeConnection(db, conn);
       }
     }
-    if (!conn.isClosed && (db.removed || (this.openedAt.get(conn) ?? 0) <= db.conns.retiredAt))
+    // A PRAGMA a caller set (foreign_keys, ignore_check_constraints, ...) would hold for the next
+    // caller, whose token may be another's: such a connection isn't reused.
+    if (
+      !conn.isClosed &&
+      (conn.settingsChanged || db.removed || (this.openedAt.get(conn) ?? 0) <= db.conns.retiredAt)
+    )
       this.closeConnection(db, conn);
     if (conn.isClosed) {
       this.settle(db);

@@ -1,5 +1,13 @@
 import { EOF, Lexer, PUNCT, QUOTED_ID, STRING, WORD } from "./sql-tokens.js";
 
+/**
+ * Lowercase as SQLite folds names when it compares them: ASCII letters only ("Ä" stays "Ä").
+ * JavaScript's toLowerCase would fold more, making two names SQLite tells apart look the same.
+ */
+export function asciiLower(s: string): string {
+  return s.replace(/[A-Z]+/g, (m) => m.toLowerCase());
+}
+
 /** A token of a statement as the schema checks read it: comments gone, words lowercased. */
 export interface Word {
   /** `word`: a bare word (keyword or name); `name`: a quoted identifier; `string`: a literal. */
@@ -19,7 +27,7 @@ export function wordsOf(sql: string): Word[] {
   const out: Word[] = [];
   for (let t = lx.next(); t !== EOF; t = lx.next()) {
     const raw = sql.slice(lx.start, lx.end);
-    if (t === WORD) out.push({ kind: "word", text: raw.toLowerCase() });
+    if (t === WORD) out.push({ kind: "word", text: asciiLower(raw) });
     else if (t === QUOTED_ID) out.push({ kind: "name", text: unquoteName(raw) });
     else if (t === STRING) out.push({ kind: "string", text: raw });
     else if (t === PUNCT) out.push({ kind: "punct", text: raw });
@@ -31,7 +39,7 @@ export function wordsOf(sql: string): Word[] {
 function unquoteName(raw: string): string {
   const open = raw[0];
   const inner = open === "[" ? raw.slice(1, -1) : raw.slice(1, -1).replaceAll(open! + open!, open!);
-  return inner.toLowerCase();
+  return asciiLower(inner);
 }
 
 /** Whether `words` holds the keywords `seq` one after another, starting anywhere. */
@@ -55,7 +63,7 @@ export function qualifiedName(
       : w.kind === "word" || w.kind === "name"
         ? w.text
         : w.kind === "string"
-          ? w.text.slice(1, -1).replaceAll("''", "'").toLowerCase()
+          ? asciiLower(w.text.slice(1, -1).replaceAll("''", "'"))
           : undefined;
   const first = nameText(words[at]);
   if (first === undefined) return undefined;

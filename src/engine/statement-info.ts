@@ -1,3 +1,5 @@
+import { pragmaOf } from "./sql-tokens.js";
+
 /** What a statement does, as far as transaction handling and read/write routing care. */
 export type StatementKind =
   | "read"
@@ -44,3 +46,12 @@ export const READ_PRAGMAS_WITH_ARG: ReadonlySet<string> = new Set([
   "database_list",
   "compile_options",
 ]);
+
+/** Whether a statement sets a PRAGMA (`x = v`, or a call that isn't one of the reading ones), EXPLAINed or not. */
+export function setsPragma(sql: string): boolean {
+  if (!/^\s*(?:explain\b|pragma\b)/i.test(sql)) return false;
+  const p = pragmaOf(sql);
+  return (
+    p !== undefined && (p.form === "assign" || (p.form === "call" && !READ_PRAGMAS_WITH_ARG.has(p.name)))
+  );
+}

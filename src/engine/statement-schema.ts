@@ -49,16 +49,45 @@ const isWord = (w: Word | undefined, ...texts: string[]) => w?.kind === "word" &
  */
 export function schemaChange(words: Word[], schema: Schema): SchemaChange | undefined {
   const verb = words[0]?.kind === "word" ? words[0].text : "";
+  // A blob literal kept in the schema (a view, a default) ends the process reading a later
+  // statement's program listing (the driver can't read it back): not from a limited token.
+  if (
+    (verb === "create" || verb === "alter") &&
+    words.some((w) => w.kind === "string" && /^x'/i.test(w.text))
+  )
+    return { beyond: "it keeps a blob literal (x'...') in the schema" };
   if (verb === "create") return create(words);
   if (verb === "drop") return drop(words, schema);
-  if (verb === "alter" && isWord(words[1], "table")) {
-    const name = qualifiedName(words, 2);
-    if (!name || (name.schema !== undefined && name.schema !== "main")) return OTHER_SCHEMA;
-    return { uses: [{ table: name.name, action: "schema_update" }], own: name.name, alter: true };
+  if (verb === "alter" && isWord(words[1], "table")) return alter(words);
+  if (verb === "reindex" || verb === "analyze") {
+    // One table (or one index's table) when named; every table otherwise.
+    const name = qualifiedName(words, 1);
+    const table =
+      name && (name.schema === undefined || name.schema === "main")
+        ? (schema.owners.get(name.name) ?? name.name)
+        : undefined;
+    if (table) return { uses: [{ table, action: "schema_update" }], own: table };
   }
   if (verb === "vacuum" || verb === "reindex" || verb === "analyze")
     return { uses: [{ table: EVERY_TABLE, action: "schema_update" }], own: EVERY_TABLE };
   return undefined;
+}
+
+/**
+ * ALTER TABLE changes its table; RENAME TO also takes the new name (schema_add) and gives up the
+ * old one (schema_delete): rights held on a name that doesn't exist yet mustn't come to cover a
+ * table renamed to it.
+ */
+function alter(words: Word[]): SchemaChange {
+  const name = qualifiedName(words, 2);
+  if (!name || (name.schema !== undefined && name.schema !== "main")) return OTHER_SCHEMA;
+  const uses: Array<{ table: string; action: TableAction }> = [{ table: name.name, action: "schema_update" }];
+  if (isWord(words[name.next], "rename") && isWord(words[name.next + 1], "to")) {
+    const to = qualifiedName(words, name.next + 2);
+    if (!to) return { beyond: "it renames a table to a name the permission check can't read" };
+    uses.push({ table: name.name, action: "schema_delete" }, { table: to.name, action: "schema_add" });
+  }
+  return { uses, own: name.name, alter: true };
 }
 
 function create(words: Word[]): SchemaChange {
@@ -99,9 +128,8 @@ function drop(words: Word[], schema: Schema): SchemaChange | undefined {
     return { uses: [{ table: name.name, action: "schema_delete" }], own: name.name };
   if (kind !== "index" && kind !== "trigger")
     return { beyond: "it drops something the permission check doesn't know" };
-  // Dropping an index or trigger changes its table; one that doesn't exist changes nothing.
+  // Dropping an index or trigger changes its table; one the schema doesn't name can't be judged.
   const owner = schema.owners.get(name.name);
-  return owner
-    ? { uses: [{ table: owner, action: "schema_update" }], own: owner }
-    : { uses: [], own: name.name };
+  if (!owner) return { beyond: `it drops ${kind} ${name.name}, which the schema doesn't name` };
+  return { uses: [{ table: owner, action: "schema_update" }], own: owner };
 }

@@ -19,6 +19,7 @@ const SCHEMA = [
   "CREATE TABLE secret (id INTEGER PRIMARY KEY, s TEXT)",
   "CREATE TABLE notes (id INTEGER PRIMARY KEY, n TEXT)",
   "CREATE TABLE kv (k TEXT PRIMARY KEY, v TEXT) WITHOUT ROWID",
+  "CREATE TABLE chk (n INT CHECK (n > 0))",
   "CREATE VIEW secret_view AS SELECT s FROM secret",
   // Inserting a note also writes a post: the note's writer must be allowed to write posts too.
   "CREATE TRIGGER note_posts AFTER INSERT ON notes BEGIN INSERT INTO posts (title) VALUES (new.n); END",
@@ -137,6 +138,8 @@ describe("a token limited to named tables", () => {
     ];
     for (const [statement, message] of refusals)
       await expect(c.execute(statement), statement).rejects.toThrow(message);
+    // SQLite folds ASCII letters only: a rule for one name never covers another.
+    await expect(c.execute('DELETE FROM "Comments"')).rejects.toThrow(/data_delete on table comments/);
     // Reading the rows it adds back is reading: RETURNING needs data_read, which this token has.
     const r = await c.execute("INSERT INTO comments (body) VALUES ('returned') RETURNING body");
     expect(r.rows[0]!.body).toBe("returned");
@@ -235,6 +238,27 @@ describe("a token limited to named tables", () => {
     await expect(c.execute("SELECT * FROM comments")).rejects.toThrow(/data_read on table comments/);
     const ro = over("http", await limited([{ t: null, a: ["data_add"] }], "?authorization=read-only"));
     await expect(ro.execute("INSERT INTO posts (title) VALUES ('x')")).rejects.toThrow(/read-only/);
+  });
+});
+
+describe("session settings", () => {
+  it("can't be set by a limited token, even while a statement is only compiled", async () => {
+    const c = over("http", await limited([{ t: ["chk"], a: ["data_add", "data_read"] }]));
+    for (const statement of [
+      "PRAGMA ignore_check_constraints = 1",
+      "EXPLAIN PRAGMA ignore_check_constraints = 1",
+    ])
+      await expect(c.execute(statement), statement).rejects.toThrow(/setting a PRAGMA/);
+    await expect(c.execute("INSERT INTO chk VALUES (-5)")).rejects.toThrow(/CHECK constraint failed/);
+  });
+
+  it("set by one request never hold for the next, whoever's token it brings", async () => {
+    const owner = createClient({ url: db.urls.httpPath, authToken: db.token });
+    clients.push(owner);
+    await owner.execute("PRAGMA ignore_check_constraints = 1");
+    const other = over("http", await limited([{ t: ["chk"], a: ["data_add", "data_read"] }]));
+    await expect(other.execute("INSERT INTO chk VALUES (-6)")).rejects.toThrow(/CHECK constraint failed/);
+    await expect(owner.execute("INSERT INTO chk VALUES (-7)")).rejects.toThrow(/CHECK constraint failed/);
   });
 });
 

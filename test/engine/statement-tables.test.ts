@@ -24,6 +24,8 @@ const SCHEMA = `
   CREATE TABLE u (id INTEGER PRIMARY KEY, e TEXT UNIQUE ON CONFLICT REPLACE);
   CREATE VIEW sv AS SELECT * FROM s;
   CREATE VIRTUAL TABLE f USING fts5 (x);
+  CREATE TABLE "Äv" (x);
+  CREATE TABLE "äv" (x);
   CREATE TRIGGER tr AFTER INSERT ON c BEGIN
     INSERT INTO log VALUES (new.body); UPDATE s SET v = 'x' WHERE id = 1; DELETE FROM w WHERE k = 'a';
   END;`;
@@ -79,7 +81,7 @@ describe("the tables a statement uses", () => {
     ["PRAGMA integrity_check", ["data_read:*"]],
     ["PRAGMA foreign_key_check(s)", ["data_read:*"]],
     ["ALTER TABLE ch RENAME COLUMN pid TO parent", ["schema_update:ch"]],
-    ["ALTER TABLE ch RENAME TO ch2", ["schema_update:ch"]],
+    ["ALTER TABLE ch RENAME TO ch2", ["schema_add:ch2", "schema_delete:ch", "schema_update:ch"]],
     // Comments and quoting never hide a keyword (what a red-team review got through at first).
     ["DROP/**/TABLE s", ["schema_delete:s"]],
     ["CREATE/**/TABLE evil (x)", ["schema_add:evil"]],
@@ -92,6 +94,16 @@ describe("the tables a statement uses", () => {
     ["INSERT /**/ OR REPLACE INTO w VALUES ('k', 'r2')", ["data_add:w", "data_update:w"]],
     ["WITH x AS (SELECT 'a) insert') UPDATE w SET v = 'u1'", ["data_update:w"]],
     ["UPDATE OR REPLACE s SET id = 1 WHERE id = 2", ["data_delete:s", "data_update:s"]],
+    // Renaming gives up the old name and takes the new one.
+    ["ALTER TABLE s RENAME TO loot", ["schema_add:loot", "schema_delete:s", "schema_update:s"]],
+    ["ALTER TABLE ch ADD COLUMN z INT CHECK (z > 0)", ["schema_update:ch"]],
+    ["REINDEX s", ["schema_update:s"]],
+    ["ANALYZE s_v", ["schema_update:s"]],
+    ['DROP INDEX "nope"', expect.stringMatching(/doesn't name/)],
+    ["CREATE VIEW bv AS SELECT x'ff80' AS b", expect.stringMatching(/blob literal/)],
+    // SQLite folds ASCII letters only: "Äv" and "äv" are two tables.
+    ['DELETE FROM "Äv"', ["data_delete:Äv"]],
+    ['INSERT INTO "äv" VALUES (1)', ["data_add:äv"]],
     // An outer OR REPLACE applies inside the triggers it fires.
     [
       "INSERT OR REPLACE INTO c (id, body) VALUES (60, 'x')",

@@ -3,6 +3,7 @@ import type { TableRights } from "../../domain/data-access/table-permissions.js"
 import type { Prepared } from "../../engine/connection.js";
 import { fileLevelRefusal } from "../../engine/sql-guard.js";
 import { pragmaOf } from "../../engine/sql-tokens.js";
+import { setsPragma } from "../../engine/statement-info.js";
 import { EVERY_TABLE, type TableUses } from "../../engine/statement-tables.js";
 import { HranaError } from "./errors.js";
 import { serverPathsRefusal } from "./server-paths.js";
@@ -57,6 +58,24 @@ const CALLABLE_PRAGMAS = new Set([
 
 /** PRAGMAs that act even in their plain form: `PRAGMA wal_checkpoint` checkpoints. */
 const ACTING_PRAGMAS = new Set(["wal_checkpoint", "shrink_memory"]);
+
+/**
+ * What a statement must pass before it is compiled, for this caller. Compiling applies a PRAGMA,
+ * so a token limited to tables may set one (even through EXPLAIN or describe) only with
+ * schema_update on every table, decided here rather than on the program.
+ */
+export function compileGuard(access: DataAccess): (sql: string) => void {
+  const rights = access.rights;
+  if (!rights) return refuseForbidden;
+  return (sql) => {
+    refuseForbidden(sql);
+    if (setsPragma(sql) && !rights.allows(EVERY_TABLE, "schema_update"))
+      throw new HranaError(
+        "FORBIDDEN",
+        "Authorization forbidden: the token's permissions don't allow schema_update on all tables (setting a PRAGMA)",
+      );
+  };
+}
 
 /**
  * Throws when a statement may never run on the server, whoever asks. It must be called before

@@ -13,7 +13,7 @@ import type { HostedDatabase } from "../../engine/hosted-database.js";
 import { splitStatements, writesBySyntax } from "../../engine/sql-lexer.js";
 import { refuseOnFollower } from "../schema-changes.js";
 import { meterStatement } from "./after-statement.js";
-import { attachStatement, authorizeRun, refuseForbidden, type Verdict } from "./authorize.js";
+import { attachStatement, authorizeRun, compileGuard, type Verdict } from "./authorize.js";
 import { type BatchOutcome, everyStepFailed, runSteps, SLICE_MS } from "./batch-steps.js";
 import { refuseAtReserve } from "./disk-reserve.js";
 import { HranaError, ProtocolError, toHranaError } from "./errors.js";
@@ -277,7 +277,7 @@ export class HranaStream implements SqlStream {
   private prepare(sql: string): Prepared {
     try {
       // Checked on the statement itself before SQLite compiles it (see refuseForbidden).
-      return this.connection().prepare(sql, refuseForbidden);
+      return this.connection().prepare(sql, compileGuard(this.access));
     } catch (e) {
       throw toHranaError(e, "prepare");
     }

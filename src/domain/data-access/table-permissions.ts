@@ -1,3 +1,4 @@
+import { asciiLower } from "../../engine/sql-words.js";
 import {
   EVERY_TABLE,
   type TableAction,
@@ -71,7 +72,7 @@ export class TableRights {
       if (rule.t === null) for (const a of rule.a) this.everywhere.add(a);
       else
         for (const name of rule.t) {
-          const key = name.toLowerCase();
+          const key = asciiLower(name);
           const set = this.byTable.get(key) ?? new Set<TableAction>();
           for (const a of rule.a) set.add(a);
           this.byTable.set(key, set);
