@@ -101,7 +101,7 @@ export class HostedDatabases {
    * ones close when returned, whoever still holds the object), its frame log's descriptors
    * closed, then every file of it deleted. A request arriving later finds no file.
    */
-  remove(location: string, dbId: string): void {
+  remove(location: string, dbId: string, keepFiles = false): void {
     const path = this.files.path(location, dbId);
     const db = this.byPath.get(path);
     if (db) {
@@ -110,7 +110,7 @@ export class HostedDatabases {
       db.retire();
       db.dropFrameLog();
     }
-    this.files.remove(location, dbId);
+    if (!keepFiles) this.files.remove(location, dbId);
   }
 
   /** Calls `listener` after every commit that added frames. */

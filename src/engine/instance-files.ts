@@ -9,7 +9,7 @@ import { keyOptions } from "./encryption/open.js";
  * embedded-replica client keeps for a replica, and what a keyless follower keeps (an encrypted
  * database's replica: its position and frames in transit).
  */
-const COMPANIONS = [
+export const COMPANIONS = [
   "",
   "-wal",
   "-shm",

@@ -15,8 +15,11 @@ export interface FramePosition {
  * `LocalRuntimes` (local-runtimes.ts) is how the serving process answers them.
  */
 export interface DatabaseRuntimes {
-  /** Retires the primary of `dbId` in `location` (connections, frame log) and deletes its files. */
-  remove(location: string, dbId: string): Promise<void>;
+  /**
+   * Retires the primary of `dbId` in `location` (connections, frame log) and deletes its files;
+   * with `keepFiles`, leaves them for the caller to keep (a deleted database kept restorable).
+   */
+  remove(location: string, dbId: string, keepFiles?: boolean): Promise<void>;
   /** Where the primary's history stands (its frame log is read from disk if it wasn't open). */
   position(location: string, dbId: string): Promise<FramePosition>;
   /** Applies one schema change to a schema database's child, under its write lock. */

@@ -16,8 +16,8 @@ export class LocalRuntimes implements DatabaseRuntimes {
     },
   ) {}
 
-  async remove(location: string, dbId: string): Promise<void> {
-    this.ports.hosted.remove(location, dbId);
+  async remove(location: string, dbId: string, keepFiles = false): Promise<void> {
+    this.ports.hosted.remove(location, dbId, keepFiles);
   }
 
   async position(location: string, dbId: string): Promise<FramePosition> {

@@ -34,8 +34,8 @@ export class NodeShards implements DatabaseRuntimes {
     return `http://127.0.0.1:${this.supervisor.internalPorts.shards[this.ownerOf(dbId)]}`;
   }
 
-  remove(location: string, dbId: string): Promise<void> {
-    return this.supervisor.call(this.ownerOf(dbId), (r) => r.remove(location, dbId));
+  remove(location: string, dbId: string, keepFiles = false): Promise<void> {
+    return this.supervisor.call(this.ownerOf(dbId), (r) => r.remove(location, dbId, keepFiles));
   }
 
   async position(location: string, dbId: string): Promise<FramePosition> {

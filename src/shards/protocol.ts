@@ -78,7 +78,7 @@ export type PrimaryMethods = {
 /** What the node asks of a shard, about the databases it owns. */
 export type ShardMethods = {
   ping(): "pong";
-  remove(location: string, dbId: string): void;
+  remove(location: string, dbId: string, keepFiles?: boolean): void;
   position(path: string): FramePosition | undefined;
   buildContent(location: string, id: string, plan: ContentPlan, maxBytes: number): Promise<BuiltContent>;
   applySchemaChange(child: DatabaseWithPlacement, change: SchemaChange): Promise<string | undefined>;

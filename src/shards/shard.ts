@@ -44,7 +44,7 @@ function methodsOf(parts: ShardParts, server: ShardServer, hops: Hops): ShardMet
   const { hosted, runtimes, content, shipping, metrics, tally, dataPlane } = parts;
   return {
     ping: () => "pong",
-    remove: (location, dbId) => hosted.remove(location, dbId),
+    remove: (location, dbId, keepFiles) => hosted.remove(location, dbId, keepFiles),
     position: (path) => runtimes.positionAt(path),
     buildContent: (location, id, plan, maxBytes) => content.build(location, id, plan, maxBytes),
     applySchemaChange: (child, change) => runtimes.applySchemaChange(child, change),

@@ -27,6 +27,8 @@ export interface OrganizationsTable {
   /** Kept by triggers (migration 0008): how many databases and groups the organization holds. */
   database_count: Generated<number>;
   group_count: Generated<number>;
+  /** 1 (default): deleted databases and groups are kept restorable for the retention window. */
+  restore_enabled: Generated<number>;
 }
 
 export interface MembersTable {
@@ -220,6 +222,35 @@ export interface OrgJwksTable {
   created_at: string;
 }
 
+/** A deleted database kept restorable (migration 0014): its row as it was, as JSON. */
+export interface DeletedDatabasesTable {
+  id: string;
+  org_id: string;
+  group_id: string;
+  group_name: string;
+  name: string;
+  deleted_at: string;
+  /** Set when it went with its group. */
+  group_deleted_at: string | null;
+  purge_after: string;
+  primary_location: string;
+  /** JSON array of the group's locations at deletion. */
+  locations: string;
+  kept_bytes: Generated<number>;
+  record: string;
+}
+
+/** A deleted group kept restorable: its row as it was, as JSON, with its locations. */
+export interface DeletedGroupsTable {
+  id: string;
+  org_id: string;
+  name: string;
+  deleted_at: string;
+  purge_after: string;
+  locations: string;
+  record: string;
+}
+
 export interface DB {
   users: UsersTable;
   organizations: OrganizationsTable;
@@ -240,6 +271,8 @@ export interface DB {
   primary_leases: PrimaryLeasesTable;
   cluster_keys: ClusterKeysTable;
   org_jwks: OrgJwksTable;
+  deleted_databases: DeletedDatabasesTable;
+  deleted_groups: DeletedGroupsTable;
 }
 
 export type PlanRow = Selectable<PlansTable>;
@@ -252,5 +285,7 @@ export type ApiTokenRow = Selectable<ApiTokensTable>;
 export type GroupRow = Selectable<GroupsTable>;
 export type GroupLocationRow = Selectable<GroupLocationsTable>;
 export type DatabaseRow = Selectable<DatabasesTable>;
+export type DeletedDatabaseRow = Selectable<DeletedDatabasesTable>;
+export type DeletedGroupRow = Selectable<DeletedGroupsTable>;
 export type AuditLogRow = Selectable<AuditLogsTable>;
 export type NewAuditLog = Insertable<AuditLogsTable>;

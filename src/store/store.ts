@@ -3,6 +3,12 @@ import { StartError } from "../errors.js";
 import { type ApiTokensRepo, apiTokensRepo } from "./api-tokens.js";
 import { type AuditRepo, auditRepo } from "./audit.js";
 import { type DatabasesRepo, databasesRepo } from "./databases.js";
+import {
+  type DeletedDatabasesRepo,
+  type DeletedGroupsRepo,
+  deletedDatabasesRepo,
+  deletedGroupsRepo,
+} from "./deleted.js";
 import type { StoreDialect } from "./dialect.js";
 import { type GroupsRepo, groupsRepo } from "./groups.js";
 import { type IdempotencyRepo, idempotencyRepo } from "./idempotency.js";
@@ -39,6 +45,8 @@ export interface Repos {
   leases: LeasesRepo;
   revokedDbTokens: RevokedDbTokensRepo;
   orgJwks: OrgJwksRepo;
+  deletedDatabases: DeletedDatabasesRepo;
+  deletedGroups: DeletedGroupsRepo;
 }
 
 /**
@@ -111,6 +119,8 @@ export class Store {
       leases: leasesRepo(ex),
       revokedDbTokens: revokedDbTokensRepo(ex),
       orgJwks: orgJwksRepo(ex),
+      deletedDatabases: deletedDatabasesRepo(ex),
+      deletedGroups: deletedGroupsRepo(ex),
     };
   }
 }

@@ -72,6 +72,7 @@ export async function createOrganization(
     plan: DEFAULT_PLAN,
     database_count: 0,
     group_count: 0,
+    restore_enabled: 1,
   };
   const taken = () => accountErrors.organizationExists(slug);
   if (input.dryRun) {
