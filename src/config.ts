@@ -96,6 +96,8 @@ export interface Config {
   replicaPullTimeoutMs: number;
   /** Free space kept on the data folder's disk, in MiB: below it, writes that grow databases are refused; 0: none. */
   diskReserveMb: number;
+  /** How long deleted databases and groups stay restorable, in hours; 0: deleted at once. */
+  deletedRetentionHours: number;
   /** Whether identity providers' key sets may be fetched from loopback, private and link-local addresses. */
   jwksPrivateAddresses: "allow" | "refuse";
   /** Places made to fail on purpose, for fault tests (see lib/failpoints.ts); unset: none. */
@@ -252,6 +254,7 @@ const EnvSchema = z.object({
   SHOAL_FAILOVER_AFTER_MS: wholeNumber(0, 86_400_000).default(0),
   SHOAL_REPLICA_PULL_TIMEOUT_MS: wholeNumber(100, 3_600_000).default(5000),
   SHOAL_DISK_RESERVE_MB: wholeNumber(0, 1_048_576).default(256),
+  SHOAL_DELETED_RETENTION_HOURS: wholeNumber(0, 8760).default(120),
   SHOAL_JWKS_PRIVATE_ADDRESSES: z.enum(["allow", "refuse"], "allow or refuse").default("refuse"),
   SHOAL_FAILPOINTS: commaList()
     .pipe(z.array(z.enum(FAILPOINTS, `failpoint names separated by commas: ${FAILPOINTS.join(", ")}`)))
@@ -327,6 +330,7 @@ export function loadConfig(env: NodeJS.ProcessEnv, version: string): Config {
     failoverAfterMs: e.SHOAL_FAILOVER_AFTER_MS,
     replicaPullTimeoutMs: e.SHOAL_REPLICA_PULL_TIMEOUT_MS,
     diskReserveMb: e.SHOAL_DISK_RESERVE_MB,
+    deletedRetentionHours: e.SHOAL_DELETED_RETENTION_HOURS,
     jwksPrivateAddresses: e.SHOAL_JWKS_PRIVATE_ADDRESSES,
     ...(e.SHOAL_FAILPOINTS?.length ? { failpoints: Object.freeze(e.SHOAL_FAILPOINTS) } : {}),
   });

@@ -35,6 +35,7 @@ import { releaseRoutes } from "./routes/releases.js";
 import { usageHistoryRoutes } from "./routes/usage-history.js";
 import { userRoutes } from "./routes/users.js";
 import { v3Routes } from "./routes/v3.js";
+import { v3RecoveryRoutes } from "./routes/v3-recovery.js";
 
 /** Every route of the management API, in registration order. */
 export const ALL_ROUTES: readonly Route[] = [
@@ -49,6 +50,7 @@ export const ALL_ROUTES: readonly Route[] = [
   ...groupRoutes,
   ...databaseRoutes,
   ...v3Routes,
+  ...v3RecoveryRoutes,
   ...jwksRoutes,
   ...dumpRoutes,
   ...databaseTokenRoutes,

@@ -35,10 +35,6 @@ export const apiErrors = {
   invalidInput: (where: string, at: string, problem: string) =>
     new InvalidError(`invalid ${where}: ${at}${problem}`),
   invalidJson: (reason: string) => new InvalidError(`invalid JSON body: ${reason}`),
-  deletedNotKept: () =>
-    new InvalidError(
-      "this server doesn't keep deleted databases: a deletion is final, so there is nothing to list or restore",
-    ),
   notMultipart: (field: string) =>
     new InvalidError(`send the file as multipart/form-data, in a field named ${field}`),
   multipartTruncated: () => new InvalidError("the multipart body ends before its closing boundary"),

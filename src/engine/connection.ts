@@ -18,7 +18,7 @@ import { splitStatements } from "./sql-lexer.js";
 import { statementParameters } from "./sql-params.js";
 import type { SqlArgs, SqlValue } from "./sql-value.js";
 import { SchemaMovedError, SqlInputError } from "./sqlite-errors.js";
-import { READ_PRAGMAS_WITH_ARG, setsPragma } from "./statement-info.js";
+import { setsPragma } from "./statement-info.js";
 import { programFacts } from "./statement-program.js";
 import { statementTables, type TableUses } from "./statement-tables.js";
 

@@ -33,7 +33,8 @@ const INSTANCE_FILE =
  * Files are named by database id, never by name, so renames and transfers don't move them.
  */
 export class InstanceFiles {
-  constructor(private readonly root: string) {}
+  /** The locations folder (`<data>/locations`). */
+  constructor(readonly root: string) {}
 
   path(location: string, dbId: string): string {
     if (!ID.test(dbId)) throw new Error(`not a database id: ${dbId}`);

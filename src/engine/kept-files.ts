@@ -12,10 +12,11 @@ const ID = /^[0-9a-f-]{36}$/;
  * Outside the locations folder, the start-up reconciliation never takes them for orphans.
  */
 export class KeptFiles {
-  constructor(
-    private readonly files: Pick<InstanceFiles, "path">,
-    private readonly dir: string,
-  ) {}
+  private readonly dir: string;
+
+  constructor(private readonly files: Pick<InstanceFiles, "path" | "root">) {
+    this.dir = path.join(files.root, "..", "deleted");
+  }
 
   path(dbId: string): string {
     if (!ID.test(dbId)) throw new Error(`not a database id: ${dbId}`);

@@ -5,6 +5,7 @@ import type {
   ReplicaPort,
   StoreAccess,
 } from "../domain/core/ports.js";
+import type { KeptFiles } from "../engine/kept-files.js";
 import type { Logger } from "../lib/logger.js";
 import type { DatabaseRuntimes } from "./database-runtimes.js";
 
@@ -14,6 +15,7 @@ export interface InstanceLifecyclePorts {
   runtimes: Pick<DatabaseRuntimes, "remove">;
   replicas: Pick<ReplicaPort, "ensure" | "drop">;
   directory: DataPlaneCache;
+  kept: KeptFiles;
   log: Logger;
 }
 
@@ -25,9 +27,10 @@ export class InstanceLifecycle implements Instances {
    * Removes instances once the rows that named them are committed away: a primary's connections
    * are retired and its files (and frame log) removed; a replica is dropped by its location. The
    * data plane's cache forgets the databases first. A failure leaves an orphan file, never a
-   * dangling row; the start-up reconciliation sweeps orphans.
+   * dangling row; the start-up reconciliation sweeps orphans. With `keep`, a primary's files are
+   * moved aside (KeptFiles) once its connections are retired, for a restore to bring back.
    */
-  async remove(instances: readonly InstanceRef[]): Promise<void> {
+  async remove(instances: readonly InstanceRef[], opts: { keep?: boolean } = {}): Promise<void> {
     const deps = this.ports;
     deps.directory.invalidate();
     for (const i of instances) {
@@ -42,7 +45,8 @@ export class InstanceLifecycle implements Instances {
             );
             continue;
           }
-          await deps.runtimes.remove(i.location, i.dbId);
+          await deps.runtimes.remove(i.location, i.dbId, opts.keep === true);
+          if (opts.keep) deps.kept.keep(i.location, i.dbId);
         } else {
           await deps.replicas.drop(i.dbId, i.location);
         }
@@ -50,6 +54,18 @@ export class InstanceLifecycle implements Instances {
         deps.log.error({ err: e, dbId: i.dbId, location: i.location }, "could not remove an instance");
       }
     }
+  }
+
+  restoreKept(location: string, dbId: string): void {
+    this.ports.kept.restore(location, dbId);
+  }
+
+  keptBytes(dbId: string): number {
+    return this.ports.kept.sizeOf(dbId);
+  }
+
+  dropKept(dbId: string): void {
+    this.ports.kept.drop(dbId);
   }
 
   /**

@@ -53,6 +53,7 @@ Settings (README.md, "Settings", says what each does):
   SHOAL_FAILOVER_AFTER_MS            0 (off)
   SHOAL_REPLICA_PULL_TIMEOUT_MS      5000
   SHOAL_DISK_RESERVE_MB              256 (0: no reserve)
+  SHOAL_DELETED_RETENTION_HOURS      120 (deleted databases restorable for 5 days; 0: deleted at once)
   SHOAL_JWKS_PRIVATE_ADDRESSES       refuse (or allow: identity providers on private addresses)
   SHOAL_FAILPOINTS                   unset (for fault tests only: places made to fail)
   SHOAL_TRUSTED_PROXIES              none

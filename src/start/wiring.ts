@@ -10,6 +10,7 @@ import type { DatabaseContent } from "../domain/databases/ports.js";
 import { LocationCatalogue } from "../domain/groups/location-catalogue.js";
 import { DumpFiles } from "../engine/dump-files.js";
 import { InstanceFiles } from "../engine/instance-files.js";
+import { KeptFiles } from "../engine/kept-files.js";
 import { BackupService, type BackupServicePorts } from "../hosting/backup-service.js";
 import { HeldPrimaryList } from "../hosting/backup-source.js";
 import type { DatabaseRuntimes } from "../hosting/database-runtimes.js";
@@ -22,7 +23,7 @@ import { PrimaryLeases } from "../hosting/primary-leases.js";
 import { SchemaPropagation } from "../hosting/schema-propagation.js";
 import { UploadInstaller } from "../hosting/upload-installer.js";
 import { UsageMeter } from "../hosting/usage-meter.js";
-import { fetchJwks, type JwksFetchPolicy, jwksPolicy } from "../lib/jwks.js";
+import { fetchJwks, jwksPolicy } from "../lib/jwks.js";
 import type { Logger } from "../lib/logger.js";
 import { derivedSecret, loadOrCreateSigningKey, type SigningKey } from "../lib/signing-keys.js";
 import { type Clock, systemClock } from "../lib/time.js";
@@ -47,6 +48,8 @@ export interface Parts {
   log: Logger;
   /** Suffix of database hostnames: `<db>-<org>.<dbDomain>`. */
   dbDomain: string;
+  /** How long deleted databases and groups stay restorable; 0: not kept. */
+  deletedRetentionMs: number;
   version: string;
   apiTokenKey: SigningKey;
   /** Signs database and group tokens; kept apart from the API token key. */
@@ -141,7 +144,8 @@ function hostingServices(ports: {
 }) {
   const { store, files, shards, directory, replicas, clock, log } = ports;
   const runtimes: DatabaseRuntimes = shards;
-  const instances = new InstanceLifecycle({ store, runtimes, replicas, directory, log });
+  const kept = new KeptFiles(files);
+  const instances = new InstanceLifecycle({ store, runtimes, replicas, directory, kept, log });
   return {
     instances,
     content: shards.content,
@@ -338,9 +342,8 @@ export async function wire(config: Config, store: Store, log: Logger): Promise<W
   const syncFrom = (dbId?: string) => (dbId ? shards.urlOf(dbId) : sourceUrl);
   const { tokenVerifier, relay, replicas } = replicationParts(config, base, apiTokenKey, syncFrom);
   const services = hostingServices({ store, files, shards, directory, replicas, clock, log });
-  const { instances } = services;
   const later = laterParts(config, {
-    instances,
+    instances: services.instances,
     store,
     files,
     shards,
@@ -362,6 +365,7 @@ export async function wire(config: Config, store: Store, log: Logger): Promise<W
     },
     log,
     dbDomain: config.dbDomain,
+    deletedRetentionMs: config.deletedRetentionHours * 3_600_000,
     version: config.version,
     apiTokenKey,
     dbTokenKey,
@@ -373,7 +377,7 @@ export async function wire(config: Config, store: Store, log: Logger): Promise<W
     directory,
     meter,
     tokenVerifier,
-    checkJwks: (url: string) => checkJwks(url, jwksPolicy(config.jwksPrivateAddresses)),
+    checkJwks: (url: string) => fetchJwks(url, jwksPolicy(config.jwksPrivateAddresses)).then(() => {}),
     replicas,
     relay,
     placement,
@@ -391,9 +395,4 @@ export async function wire(config: Config, store: Store, log: Logger): Promise<W
       sourceUrl = url;
     },
   };
-}
-
-/** What saving a trusted key set checks first: that the URL serves usable public keys. */
-async function checkJwks(url: string, policy: JwksFetchPolicy): Promise<void> {
-  await fetchJwks(url, policy);
 }

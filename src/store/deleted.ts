@@ -63,7 +63,11 @@ export function deletedDatabasesRepo(ex: Executor) {
     expired: (now: string): Promise<DeletedDatabaseRow[]> =>
       db.selectFrom("deleted_databases").selectAll().where("purge_after", "<=", now).execute(),
 
-    remove: (id: string) => db.deleteFrom("deleted_databases").where("id", "=", id).execute(),
+    /** Whether there was one to remove (a restore or another sweep may have taken it first). */
+    remove: async (id: string): Promise<boolean> => {
+      const r = await db.deleteFrom("deleted_databases").where("id", "=", id).executeTakeFirst();
+      return Number(r.numDeletedRows) > 0;
+    },
   };
 }
 

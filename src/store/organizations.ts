@@ -4,7 +4,7 @@ import type { MemberRow, OrganizationRow, OrganizationsTable } from "./schema.js
 import { guardUnique } from "./unique.js";
 
 export type OrganizationPatch = Partial<
-  Pick<OrganizationRow, "overages" | "blocked_reads" | "blocked_writes">
+  Pick<OrganizationRow, "overages" | "blocked_reads" | "blocked_writes" | "restore_enabled">
 >;
 
 export function organizationsRepo(ex: Executor) {

@@ -44,6 +44,7 @@ export function testConfig(dataDir: string, overrides: Partial<Config> = {}): Co
     streamIdleTimeoutMs: 10_000,
     encryptionKeyIdleSeconds: 60,
     historyRetentionHours: 24,
+    deletedRetentionHours: 120,
     metadataUrl: undefined,
     rateLimit: 0,
     rateLimitWindowSeconds: 60,

@@ -100,6 +100,10 @@ export const organizationRoutes: Route[] = [
     params: OrgParams,
     body: z.object({
       overages: optional(z.boolean()).openapi({ description: "Allow usage past the plan's quotas." }),
+      restore_enabled: optional(z.boolean()).openapi({
+        description:
+          "Shoal and Turso's dashboard: keep deleted databases and groups restorable (the default). Owners and admins only. Off, a deletion is final.",
+      }),
       require_mfa: optional(z.boolean()),
     }),
     response: Wrapped,
@@ -108,7 +112,10 @@ export const organizationRoutes: Route[] = [
       if (body.require_mfa === true) {
         throw apiErrors.noMfa();
       }
-      const org = await updateOrganization(ctx, params.organizationName, { overages: body.overages });
+      const org = await updateOrganization(ctx, params.organizationName, {
+        overages: body.overages,
+        restoreEnabled: body.restore_enabled,
+      });
       return { organization: organizationWire(org) };
     },
   }),

@@ -2,8 +2,8 @@ import { z } from "@hono/zod-openapi";
 import { mintDatabaseToken, mintGroupToken } from "../../domain/data-access/db-tokens.js";
 import { createDatabase } from "../../domain/databases/create-database.js";
 import { deleteDatabase, getDatabase, listDatabases } from "../../domain/databases/databases.js";
+import { listDeletedDatabases } from "../../domain/databases/restore.js";
 import { getGroup, listGroups } from "../../domain/groups/groups.js";
-import { apiErrors } from "../errors.js";
 import { callerOrigin } from "../origin.js";
 import {
   DatabaseIdParams,
@@ -20,6 +20,7 @@ import { DatabaseV3Wire, databaseV3Wire } from "../wire/database.js";
 import { GroupWire, groupWire } from "../wire/group.js";
 import { Jwt, TokenBody, TokenQuery, tokenErrors, tokenRequest } from "./database-tokens.js";
 import { CreateBody, createInput } from "./databases.js";
+import { deletedDatabaseWire, RecoveredDatabaseWire } from "./v3-recovery.js";
 
 /*
  * Turso's v3 API addresses organizations, groups and databases by id rather than by name. Every
@@ -39,7 +40,7 @@ const ListQuery = V3PageQuery.extend({
   parent_db_id: optional(z.string()).openapi({ description: "Only branches of the database with this id." }),
   deleted: optional(z.enum(["true", "false"])).openapi({
     description:
-      "`true` asks for deleted databases that can still be restored. Shoal doesn't keep deleted databases yet: it answers 400 rather than an empty list that would look like nothing was deleted.",
+      "`true`: deleted databases that can still be restored, newest first, with `deleted_at` and `group_deleted_at` (`parent_db_id` doesn't apply).",
   }),
 });
 
@@ -53,10 +54,24 @@ export const v3Routes: Route[] = [
     tags,
     params: OrgIdParams,
     query: ListQuery,
-    response: z.object({ databases: z.array(DatabaseV3Wire), pagination: V3PaginationWire }),
-    errors: { 400: "`deleted=true`: this server keeps no deleted databases.", ...NOT_MEMBER },
+    response: z.object({
+      databases: z.array(z.union([RecoveredDatabaseWire, DatabaseV3Wire])),
+      pagination: V3PaginationWire,
+    }),
+    errors: { 400: "A limit out of range or a cursor Shoal didn't make.", ...NOT_MEMBER },
     handler: async ({ ctx, params, query, c }) => {
-      if (query.deleted === "true") throw apiErrors.deletedNotKept();
+      if (query.deleted === "true") {
+        const deleted = await listDeletedDatabases(
+          ctx,
+          byId(params.organizationId),
+          { ...(query.group_id ? { groupId: query.group_id } : {}) },
+          { limit: query.limit ?? V3_DEFAULT_LIMIT, cursor: query.cursor },
+        );
+        return {
+          databases: deleted.items.map((d) => deletedDatabaseWire(d, ctx.deps.version, callerOrigin(c))),
+          pagination: v3Pagination(deleted.next),
+        };
+      }
       const page = await listDatabases(
         ctx,
         byId(params.organizationId),

@@ -51,12 +51,15 @@ const orgId = z.string().openapi({
 });
 
 /** Retrieve Organization's answer: the organization and its `id`, as Turso's v3 documents point to. */
-export const RetrievedOrganizationWire = OrganizationWire.extend({ id: orgId }).openapi(
-  "RetrievedOrganization",
-);
+export const RetrievedOrganizationWire = OrganizationWire.extend({
+  id: orgId,
+  restore_enabled: z.boolean().openapi({
+    description: "Whether deleted databases and groups are kept restorable (PATCH it to change).",
+  }),
+}).openapi("RetrievedOrganization");
 
 export function retrievedOrganizationWire(o: Organization): z.infer<typeof RetrievedOrganizationWire> {
-  return { id: o.id, ...organizationWire(o) };
+  return { id: o.id, ...organizationWire(o), restore_enabled: o.restoreEnabled };
 }
 
 /** The v2 list entry (the turso CLI's `org list`): the organization plus its `id` and `stripe_id`. */

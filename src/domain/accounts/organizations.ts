@@ -97,7 +97,7 @@ export async function createOrganization(
  * goes with its user). Removes every group and database of the organization.
  */
 export async function deleteOrganization(ctx: AccountCtx, slug: string): Promise<Organization> {
-  const { org, instances } = await ctx.deps.store.write(async (r) => {
+  const { org, instances, keptIds } = await ctx.deps.store.write(async (r) => {
     const { org } = await requireOrgAccess(r, ctx.actor, slug, "org:delete");
     if (org.type === "personal") throw accountErrors.personalOrganizationKept();
     // Locked before listing: a group or database transferred out meanwhile must not have its
@@ -105,16 +105,18 @@ export async function deleteOrganization(ctx: AccountCtx, slug: string): Promise
     await r.organizations.lockAll([org.id]);
     await r.groups.lockAllOf(org.id);
     const instances = await instancesOfOrganization(r, org.id);
-    await requireFilesHere(
-      r,
-      ctx.deps,
-      instances.map((i) => i.location),
-    );
+    // Deleted databases kept restorable go with the organization (their rows by cascade).
+    const kept = await r.deletedDatabases.list(org.id);
+    await requireFilesHere(r, ctx.deps, [
+      ...instances.map((i) => i.location),
+      ...kept.map((d) => d.primary_location),
+    ]);
     await r.organizations.delete(org.id);
     const personal = await r.organizations.findBySlug(ctx.actor.username);
     if (personal) await audit(r, ctx, personal.id, "org-delete", `organization ${slug} deleted`, { slug });
-    return { org, instances };
+    return { org, instances, keptIds: kept.map((d) => d.id) };
   });
   await ctx.deps.instances.remove(instances);
+  for (const id of keptIds) ctx.deps.instances.dropKept(id);
   return toOrganization(org);
 }

@@ -17,7 +17,7 @@ export interface AccountPorts extends BasePorts {
   dbTokenKey: SigningKey;
   placement: Placement;
   /** Deleting a user or an organization removes its databases' files. */
-  instances: Pick<Instances, "remove">;
+  instances: Pick<Instances, "remove" | "dropKept">;
   meter: UsageFlush;
   directory: DataPlaneCache;
   files: Pick<FileFacts, "sizeOf">;

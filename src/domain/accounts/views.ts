@@ -12,6 +12,8 @@ export interface Organization {
   /** Name of the organization's plan (its quotas). */
   plan: string;
   createdAt: string;
+  /** Whether deleted databases and groups are kept restorable (Turso's "Allow restore"). */
+  restoreEnabled: boolean;
 }
 
 export interface User {
@@ -52,6 +54,8 @@ export function toOrganization(r: OrganizationRow): Organization {
     blockedWrites: r.blocked_writes === 1,
     plan: r.plan,
     createdAt: r.created_at,
+    // Absent on a row built by hand before the insert: the column's default.
+    restoreEnabled: (r.restore_enabled ?? 1) === 1,
   };
 }
 

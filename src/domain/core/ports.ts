@@ -60,7 +60,14 @@ export interface Instances {
    * Removes instances once the rows that named them are committed away. A failure leaves an
    * orphan file, never a dangling row; the start-up reconciliation sweeps orphans.
    */
-  remove(instances: readonly InstanceRef[]): Promise<void>;
+  remove(instances: readonly InstanceRef[], opts?: { keep?: boolean }): Promise<void>;
+  /**
+   * With `keep`, a primary's files are moved aside rather than deleted (a deleted database kept
+   * restorable); these bring them back as the primary in `location`, measure and drop them.
+   */
+  restoreKept(location: string, dbId: string): void;
+  keptBytes(dbId: string): number;
+  dropKept(dbId: string): void;
 }
 
 /** What the verbs ask of replicas: whether a location serves, and whether it caught up. */

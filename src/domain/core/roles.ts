@@ -47,6 +47,7 @@ export type OrgAction =
   | "org:update"
   | "org:delete"
   | "org:jwks"
+  | "org:restore"
   | "members:manage"
   | "audit:read"
   | "billing:manage"
@@ -73,6 +74,8 @@ const ALLOWED: Record<OrgAction, readonly Role[]> = {
   "org:delete": ["owner"],
   // A trusted key set can sign tokens for every database of the organization.
   "org:jwks": ADMINS,
+  // Bringing a database back (and choosing whether deleted ones are kept) is an admin's call, as on Turso.
+  "org:restore": ADMINS,
   "members:manage": ADMINS,
   "audit:read": ADMINS,
   "billing:manage": ADMINS,

@@ -4,6 +4,8 @@ import type { Repos } from "../../store/store.js";
 import { requireFilesHere } from "../cluster/placement-tx.js";
 import { requireDatabase, requireOrgAccess } from "../core/access-tx.js";
 import { audit } from "../core/audit-tx.js";
+import { keepsDeleted } from "../core/kept.js";
+import { keepDeleted } from "../core/kept-tx.js";
 import type { Ref } from "../core/ref.js";
 import { databaseErrors } from "./errors.js";
 import type { DatabaseCtx } from "./ports.js";
@@ -85,9 +87,13 @@ export async function getDatabase(ctx: DatabaseCtx, slug: Ref, name: Ref): Promi
   });
 }
 
-/** Deletes a database; its files go once the deletion is committed. */
+/**
+ * Deletes a database; its files go once the deletion is committed. Unless the organization turned
+ * keeping off (or the server keeps nothing), they are moved aside instead, restorable until the
+ * window ends (restore.ts); the name is free at once either way.
+ */
 export async function deleteDatabase(ctx: DatabaseCtx, slug: Ref, ref: Ref): Promise<string> {
-  const { name, dbId, primary, locations } = await ctx.deps.store.write(async (r) => {
+  const { name, dbId, primary, locations, keep } = await ctx.deps.store.write(async (r) => {
     const { org, db: row } = await requireDatabase(r, ctx.actor, slug, ref, "db:delete");
     const name = row.name;
     // Locked before the checks below, so a child committed meanwhile is seen (see commitCreate);
@@ -113,17 +119,26 @@ export async function deleteDatabase(ctx: DatabaseCtx, slug: Ref, ref: Ref): Pro
     const locations = (await r.groups.locationsOf([row.group_id])).get(row.group_id) ?? [];
     // Replicas other nodes keep are dropped by them when told (see replication/manager.ts).
     await requireFilesHere(r, ctx.deps, [row.primary_location]);
+    const keep = keepsDeleted(ctx.deps, org);
+    if (keep) await keepDeleted(r, ctx.deps, row, { id: row.group_id, name: row.group_name, locations });
     await r.databases.delete(row.id);
-    await audit(r, ctx, org.id, "db-delete", `database ${name} deleted`, { database: name });
+    await audit(r, ctx, org.id, "db-delete", `database ${name} deleted`, {
+      database: name,
+      ...(keep ? { restorable: true } : {}),
+    });
     return {
       name,
       dbId: row.id,
       primary: row.primary_location,
+      keep,
       locations: locations.map((l) => ({ location: l, primary: l === row.primary_location })),
     };
   });
   // An upload that was under way for it has nowhere to go.
   ctx.deps.uploads.discard(primary, dbId);
-  await ctx.deps.instances.remove(locations.map(({ location, primary }) => ({ dbId, location, primary })));
+  await ctx.deps.instances.remove(
+    locations.map(({ location, primary }) => ({ dbId, location, primary })),
+    { keep },
+  );
   return name;
 }

@@ -175,3 +175,41 @@ export const databaseErrors = {
     new UnavailableError(`instance ${instance} of database ${db} did not catch up within ${timeoutMs} ms`),
   periodTooLong: (days: number) => new InvalidError(`invalid period: at most ${days} days at a time`),
 };
+
+/** What recovering deleted databases and groups answers when it refuses (restore.ts). */
+export const restoreErrors = {
+  noDeletedDatabase: (id: string) =>
+    new NotFoundError(
+      `no deleted database with id ${id} can be restored: it wasn't deleted in this organization, or its time to be restored is over`,
+    ),
+  noDeletedGroup: (id: string) =>
+    new NotFoundError(
+      `no deleted group with id ${id} can be restored: it wasn't deleted in this organization, or its time to be restored is over`,
+    ),
+  recoveryOff: (org: string) =>
+    new ConflictError(
+      `recovery of deleted databases is turned off for organization ${org}: turn it on with PATCH /v1/organizations/${org} {"restore_enabled": true}`,
+    ),
+  groupGone: (name: string, group: string, withIt: boolean) =>
+    new ConflictError(
+      withIt
+        ? `database ${name} was deleted with its group ${group}: restore the group, which brings back its databases`
+        : `the group ${group} of database ${name} no longer exists`,
+    ),
+  nameTaken: (name: string) =>
+    new ConflictError(
+      `database with name ${name} already exists: restore it under another name with {"name": "<new name>"}`,
+    ),
+  groupNameTaken: (name: string) =>
+    new ConflictError(
+      `group with name ${name} already exists: rename or delete it before restoring this one`,
+    ),
+  primaryMoved: (name: string, from: string, to: string) =>
+    new ConflictError(
+      `database ${name} was kept where its group's primary was (${from}); the group's primary is now ${to}: fail the group back over before restoring it`,
+    ),
+  filesMissing: (name: string, why: string) =>
+    new UnavailableError(
+      `database ${name} couldn't be brought back: ${why}; it stays deleted and restorable`,
+    ),
+};

@@ -17,6 +17,8 @@ import type { EncryptionPlan } from "./encryption-plan.js";
 export interface DatabasePorts extends BasePorts {
   /** Suffix of database hostnames: `<db>-<org>.<dbDomain>`. */
   dbDomain: string;
+  /** How long deleted databases and groups stay restorable; 0: not kept. */
+  deletedRetentionMs: number;
   version: string;
   files: FileFacts;
   /** Uploaded SQL dumps waiting to seed new databases. */

@@ -8,6 +8,8 @@ import { requireGroup, requireOrgAccess } from "../core/access-tx.js";
 import { audit } from "../core/audit-tx.js";
 import { coreErrors } from "../core/errors.js";
 import { instancesOfGroup } from "../core/instances-tx.js";
+import { keepsDeleted } from "../core/kept.js";
+import { keepDeleted } from "../core/kept-tx.js";
 import { checkGroupName } from "../core/names.js";
 import type { ReplicaStatus } from "../core/ports.js";
 import type { Ref } from "../core/ref.js";
@@ -99,9 +101,13 @@ export async function getGroup(ctx: GroupCtx, slug: Ref, ref: Ref): Promise<Grou
   });
 }
 
-/** Deletes a group with all its databases and their files. */
+/**
+ * Deletes a group with all its databases and their files; unless keeping is off, the group and
+ * the databases it takes along stay restorable together for the window (a restore of the group
+ * brings them back, see databases/restore.ts).
+ */
 export async function deleteGroup(ctx: GroupCtx, slug: string, name: string): Promise<Group> {
-  const { group, instances } = await ctx.deps.store.write(async (r) => {
+  const { group, instances, keep } = await ctx.deps.store.write(async (r) => {
     const { org } = await requireOrgAccess(r, ctx.actor, slug, "group:delete");
     // The organization before the group (its counts change), as in every transaction.
     await r.organizations.lockAll([org.id]);
@@ -123,12 +129,41 @@ export async function deleteGroup(ctx: GroupCtx, slug: string, name: string): Pr
       ctx.deps,
       instances.filter((i) => i.primary).map((i) => i.location),
     );
+    const keep = keepsDeleted(ctx.deps, org);
+    if (keep) await keepGroup(r, ctx.deps, org.id, group);
     // Tokens restricted to the group go with it (Turso does the same on delete and transfer).
     await r.apiTokens.deleteForGroup(group.id);
     await r.groups.delete(group.id);
-    await audit(r, ctx, org.id, "group-delete", `group ${name} deleted`, { group: name });
-    return { group, instances };
+    await audit(r, ctx, org.id, "group-delete", `group ${name} deleted`, {
+      group: name,
+      ...(keep ? { restorable: true } : {}),
+    });
+    return { group, instances, keep };
   });
-  await ctx.deps.instances.remove(instances);
+  await ctx.deps.instances.remove(instances, { keep });
   return group;
+}
+
+/** Records a group being deleted, and every database going with it, to be restorable together. */
+async function keepGroup(r: Repos, deps: GroupCtx["deps"], orgId: string, group: Group): Promise<void> {
+  const row = await r.groups.findById(group.id);
+  if (!row) return;
+  const now = deps.clock();
+  await r.deletedGroups.insert({
+    id: row.id,
+    org_id: orgId,
+    name: row.name,
+    deleted_at: isoTime(now),
+    purge_after: isoTime(new Date(now.getTime() + deps.deletedRetentionMs)),
+    locations: JSON.stringify(group.locations),
+    record: JSON.stringify(row),
+  });
+  for (const db of await r.databases.list(orgId, { groupId: group.id }))
+    await keepDeleted(
+      r,
+      deps,
+      db,
+      { id: group.id, name: group.name, locations: group.locations },
+      isoTime(now),
+    );
 }

@@ -1,10 +1,20 @@
 import type { Ctx } from "../core/context.js";
 import type { DiskSpacePort } from "../core/disk.js";
-import type { BasePorts, DataPlaneCache, Instances, Placement, ReplicaStatus } from "../core/ports.js";
+import type {
+  BasePorts,
+  DataPlaneCache,
+  FileFacts,
+  Instances,
+  Placement,
+  ReplicaStatus,
+} from "../core/ports.js";
 import type { LocationCatalogue } from "./location-catalogue.js";
 
 /** What the groups area's verbs reach. */
 export interface GroupPorts extends BasePorts {
+  /** How long deleted groups and their databases stay restorable; 0: not kept. */
+  deletedRetentionMs: number;
+  files: Pick<FileFacts, "sizeOf">;
   catalogue: LocationCatalogue;
   version: string;
   replicas: ReplicaStatus;

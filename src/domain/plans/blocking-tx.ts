@@ -25,7 +25,7 @@ export interface Verdict {
   reasons: string[];
 }
 
-/** Bytes the organization's databases take now: each primary file with its WAL. */
+/** Bytes the organization's databases take now: each primary file with its WAL, kept deleted ones too. */
 export async function storageOf(
   r: Repos,
   deps: { files: Pick<FileFacts, "sizeOf"> },
@@ -33,7 +33,8 @@ export async function storageOf(
 ): Promise<number> {
   let bytes = 0;
   for (const d of await r.databases.list(orgId)) bytes += deps.files.sizeOf(d.primary_location, d.id);
-  return bytes;
+  // Deleted databases kept restorable still take their room.
+  return bytes + (await r.deletedDatabases.keptBytes(orgId));
 }
 
 /** What judging reaches: the files' sizes and the month it is. */
