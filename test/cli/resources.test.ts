@@ -106,6 +106,22 @@ describe("databases", () => {
     );
   });
 
+  it("lists deleted databases and restores one with its rows; turns recovery off and on", async () => {
+    await h.ok(["db", "create", "undo-me"]);
+    await h.ok(["db", "shell", "undo-me", "CREATE TABLE t (v); INSERT INTO t VALUES (1), (2)"]);
+    await h.ok(["db", "destroy", "undo-me", "--yes"]);
+    const listed = table(await h.ok(["db", "list", "--deleted"]));
+    expect(listed[0]).toEqual(["NAME", "ID", "GROUP", "DELETED AT", "WITH ITS GROUP"]);
+    expect(listed.map((row) => row[0])).toContain("undo-me");
+    expect((await h.json<any[]>(["db", "list", "--deleted"])).map((d) => d.Name)).toContain("undo-me");
+    expect(await h.ok(["db", "restore", "undo-me", "--name", "undone"])).toBe("Restored database undone.\n");
+    expect(await h.ok(["db", "shell", "undone", "SELECT count(*) AS n FROM t"])).toContain("2");
+    expect(await h.fails(["db", "restore", "never-deleted"])).toContain("shoal db list --deleted");
+    expect(await h.ok(["org", "recovery"])).toContain("is on");
+    expect(await h.ok(["org", "recovery", "off"])).toContain("is off");
+    expect(await h.json(["org", "recovery", "on"])).toEqual({ restore_enabled: true });
+  });
+
   it("names an unknown database and says where to look, with exit code 1", async () => {
     for (const args of [
       ["db", "show", "nope"],

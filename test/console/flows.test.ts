@@ -268,6 +268,16 @@ describe("the console, driven in a real browser", { timeout: 90_000 }, () => {
     expect((await admin().get("/v1/organizations/admin/databases/bulk-00")).status).toBe(404);
   });
 
+  it("lists the deleted database as recently deleted and restores it", async () => {
+    const deleted = page.getByRole("region", { name: "Recently deleted databases" });
+    await deleted.getByRole("cell", { name: "bulk-00", exact: true }).waitFor();
+    await expectAccessible(page, "recently deleted");
+    await deleted.getByRole("button", { name: "Restore bulk-00" }).click();
+    await page.getByText("Database bulk-00 is back.").waitFor();
+    expect((await admin().get("/v1/organizations/admin/databases/bulk-00")).status).toBe(200);
+    await page.getByText("No deleted database can be restored.").waitFor();
+  });
+
   it("changes a database's settings", async () => {
     await page.goto(`${h.url}/console#/orgs/admin/databases/notes`);
     await page.getByLabel("Size limit").fill("256mb");

@@ -6,6 +6,7 @@ import { href } from "../router.js";
 import type { Database, Page } from "../types.js";
 import { Busy, Button, ErrorNote, Field, Section, Table } from "../ui/kit.js";
 import { NewDatabase } from "./new-database.js";
+import { RecentlyDeleted } from "./recently-deleted.js";
 
 const PAGE_SIZE = 50;
 
@@ -82,6 +83,7 @@ export function Databases() {
           </Button>
         </div>
       </Section>
+      <RecentlyDeleted />
     </>
   );
 }

@@ -7,6 +7,7 @@ import { emit, renderTable } from "../output.js";
 import type { Session } from "../session.js";
 import { permissionsOption, type TokenRule } from "../token-permissions.js";
 import { confirm, remote } from "./context.js";
+import { dbRestoreCommand, printDeleted } from "./db-deleted.js";
 import { defaultLocation, type Group } from "./group.js";
 
 function rows(dbs: DatabaseInfo[]) {
@@ -43,6 +44,7 @@ export function registerDb(program: Command, io: Io): Command {
   dbCreateCommand(db, io);
   dbShowCommand(db, io);
   dbDestroyCommand(db, io);
+  dbRestoreCommand(db, io);
 
   const tokens = db.command("tokens").description("Database tokens, for clients that send SQL");
   tokensCreateCommand(tokens, io);
@@ -53,8 +55,10 @@ function dbListCommand(db: Command, io: Io): void {
   db.command("list")
     .description("List the organization's databases")
     .option("--group <group>", "only the databases of this group")
+    .option("--deleted", "the deleted databases that can still be restored instead")
     .action(
       remote(io, async (s, _args, opts) => {
+        if (opts.deleted) return printDeleted(s, io, opts.json === true);
         const dbs = await listAll<DatabaseInfo>(s.api, await s.orgPath("/databases"), "databases", {
           group: opts.group as string | undefined,
         });

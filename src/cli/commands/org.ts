@@ -4,6 +4,7 @@ import { writeConfig } from "../config-file.js";
 import type { Io } from "../io.js";
 import { emit, renderTable } from "../output.js";
 import { confirm, remote } from "./context.js";
+import { orgRecoveryCommand } from "./db-deleted.js";
 import { registerOrgJwks } from "./org-jwks.js";
 
 interface Organization {
@@ -26,6 +27,7 @@ export function registerOrg(program: Command, io: Io): void {
   orgListCommand(org, io);
   orgCreateCommand(org, io);
   orgSwitchCommand(org, io);
+  orgRecoveryCommand(org, io);
 
   const members = org.command("members").description("The members of the organization and their roles");
   membersListCommand(members, io);
