@@ -47,6 +47,25 @@ export const v3Matrix: Record<string, MatrixEntry> = {
     viewer: "allow",
     path: (f) => `${v3(f)}/groups/${f.groupId}`,
   },
+  // Restoring is an owner's or an admin's call, never a group token's.
+  "POST /v3/organizations/{organizationId}/databases/{databaseId}/restore": {
+    kind: "org",
+    scope: "org",
+    viewer: "deny",
+    path: (f) => `${v3(f)}/databases/${f.databaseId}/restore`,
+  },
+  "GET /v3/organizations/{organizationId}/deleted-groups": {
+    kind: "org",
+    scope: "read",
+    viewer: "allow",
+    path: (f) => `${v3(f)}/deleted-groups`,
+  },
+  "POST /v3/organizations/{organizationId}/groups/{groupId}/restore": {
+    kind: "org",
+    scope: "org",
+    viewer: "deny",
+    path: (f) => `${v3(f)}/groups/${f.groupId}/restore`,
+  },
   "POST /v3/organizations/{organizationId}/groups/{groupId}/auth/tokens": {
     kind: "org",
     scope: "group:mint-token",
