@@ -127,9 +127,9 @@ describe("databases by id", () => {
       expect(r.status, limit).toBe(400);
       expect(r.body.error).toMatch(/limit/);
     }
-    const deleted = await owner.api.get(v3("/databases?deleted=true"));
-    expect(deleted.status).toBe(400);
-    expect(deleted.body.error).toMatch(/doesn't keep deleted databases/);
+    const badCursor = await owner.api.get(v3("/databases?deleted=true&cursor=junk"));
+    expect(badCursor.status).toBe(400);
+    expect(badCursor.body.error).toMatch(/cursor/);
     const noGroup = await owner.api.post(v3("/databases"), { name: "lost", group_id: crypto.randomUUID() });
     expect(noGroup.status).toBe(400);
     expect(noGroup.body.error).toMatch(/group/);
@@ -138,9 +138,10 @@ describe("databases by id", () => {
     const taken = await owner.api.post(v3("/databases"), { name: "fork-source", group_id: groups.solo });
     expect(taken.status).toBe(409);
     const perms = await owner.api.post(v3(`/groups/${groups.default}/auth/tokens`), {
-      fine_grained_permissions: [{ t: ["x"], a: ["data_read"] }],
+      fine_grained_permissions: [{ t: ["x"], a: ["drop_tables"] }],
     });
     expect(perms.status).toBe(400);
+    expect(perms.body.error).toMatch(/unknown action "drop_tables"/);
     expect((await owner.api.get(v3("/databases?limit=1000"))).body.databases.length).toBe(before);
   });
 });
