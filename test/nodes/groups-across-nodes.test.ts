@@ -190,6 +190,28 @@ describe("a group spanning two nodes", () => {
     expect(await rows(atA(), token, "SELECT count(*) FROM t")).toEqual([[(before[0]![0] as number) + 1]]);
   });
 
+  it("restores a database deleted through B where A keeps its files, and B's replica comes back", async () => {
+    const created = await api().post(`/v1/organizations/${org}/databases`, { name: "undo", group: "g" });
+    expect(created.status, created.text).toBe(200);
+    const first = (await api().post(`/v1/organizations/${org}/databases/undo/auth/tokens`)).body.jwt;
+    await run(`${a.url}/db/${org}/undo/`, first, "CREATE TABLE t (v)");
+    await run(`${a.url}/db/${org}/undo/`, first, "INSERT INTO t VALUES ('kept')");
+    const viaB = client(b.url, userToken);
+    const deleted = await viaB.delete(`/v1/organizations/${org}/databases/undo`);
+    expect(deleted.status, deleted.text).toBe(200);
+    const orgId = (await api().get(`/v1/organizations/${org}`)).body.organization.id;
+    const restored = await viaB.post(
+      `/v3/organizations/${orgId}/databases/${created.body.database.DbId}/restore`,
+    );
+    expect(restored.status, restored.text).toBe(200);
+    expect(restored.headers.get("x-shoal-served-by")).toBe("node-a");
+    const fresh = (await api().post(`/v1/organizations/${org}/databases/undo/auth/tokens`)).body.jwt;
+    await within(SETTLE_MS, async () => {
+      expect(await rows(`${b.url}/db/${org}/undo@${WEST}/`, fresh, "SELECT v FROM t")).toEqual([["kept"]]);
+    });
+    expect(await rows(`${a.url}/db/${org}/undo/`, fresh, "SELECT v FROM t")).toEqual([["kept"]]);
+  });
+
   it("removes B's replicas with B's location", async () => {
     const removed = await api().delete(`/v1/organizations/${org}/groups/g/locations/${WEST}`);
     expect(removed.status, removed.text).toBe(200);
