@@ -121,6 +121,20 @@ describe("a deleted database", () => {
     await expect(count("vault")).rejects.toThrow(/encrypt/i);
   });
 
+  it("counts against the organization's storage while kept", async () => {
+    const storage = async () =>
+      (
+        (await owner.api.get(v1("/invoices?type=upcoming"))).body.invoices[0].lines as Array<{
+          item: string;
+          used: number;
+        }>
+      ).find((l) => l.item === "storage_bytes")!.used;
+    await makeDatabase("bulky", 50);
+    const before = await storage();
+    expect((await owner.api.delete(v1("/databases/bulky"))).status).toBe(200);
+    expect(await storage()).toBe(before);
+  });
+
   it("is refused to members, to other organizations, and for ids that weren't deleted", async () => {
     const gone = await makeDatabase("scratch", 1);
     expect((await owner.api.delete(v1("/databases/scratch"))).status).toBe(200);
