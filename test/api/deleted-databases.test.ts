@@ -121,6 +121,27 @@ describe("a deleted database", () => {
     await expect(count("vault")).rejects.toThrow(/encrypt/i);
   });
 
+  it("pages through the deleted ones, newest first, each once", async () => {
+    for (const name of ["page-a", "page-b", "page-c"]) {
+      await makeDatabase(name, 1);
+      expect((await owner.api.delete(v1(`/databases/${name}`))).status).toBe(200);
+    }
+    const seen: string[] = [];
+    let cursor = "";
+    for (let i = 0; i < 50; i++) {
+      const r = await owner.api.get(
+        v3(`/databases?deleted=true&limit=1${cursor ? `&cursor=${cursor}` : ""}`),
+      );
+      expect(r.status, r.text).toBe(200);
+      seen.push(...r.body.databases.map((d: { Name: string }) => d.Name));
+      if (!r.body.pagination.next) break;
+      cursor = r.body.pagination.next;
+    }
+    expect(seen.slice(0, 3)).toEqual(["page-c", "page-b", "page-a"]);
+    expect(new Set(seen).size).toBe(seen.length);
+    expect(seen.length).toBe((await deletedNames()).length);
+  });
+
   it("counts against the organization's storage while kept", async () => {
     const storage = async () =>
       (
