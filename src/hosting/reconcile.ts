@@ -1,5 +1,6 @@
 import type { ReplicaPort, StoreAccess } from "../domain/core/ports.js";
 import type { InstanceFiles } from "../engine/instance-files.js";
+import type { KeptFiles } from "../engine/kept-files.js";
 import type { Logger } from "../lib/logger.js";
 
 /** What reconciling this node's files with the store reaches. */
@@ -7,6 +8,8 @@ export interface ReconcilePorts {
   store: StoreAccess;
   files: Pick<InstanceFiles, "exists" | "locations" | "idsIn" | "modifiedAt" | "remove">;
   replicas: Pick<ReplicaPort, "adopt" | "catchUp" | "ensure">;
+  /** Deleted databases' files kept restorable (see `settleKept`). */
+  kept: Pick<KeptFiles, "has" | "keep" | "restore">;
   log: Logger;
 }
 
@@ -67,6 +70,11 @@ export async function reconcileBeforeServing(
     missing: [],
   };
   const wanted = new Set<string>();
+  const kept = new Set(
+    (await deps.store.read((r) => r.deletedDatabases.allPlaces()))
+      .filter((d) => holds(d.primary_location))
+      .map((d) => `${d.primary_location}/${d.id}`),
+  );
   for (const i of expected) {
     wanted.add(`${i.location}/${i.db_id}`);
     const here = deps.files.exists(i.location, i.db_id);
@@ -78,6 +86,8 @@ export async function reconcileBeforeServing(
         const remote = !holds(i.primary_location);
         pending.missing.push({ dbId: i.db_id, location: i.location, primary: i.primary_location, remote });
       }
+    } else if (!here && settleKept(deps, "restored", i.location, i.db_id)) {
+      // Restored, but the process ended before the files were moved back.
     } else if (!here) {
       pending.report.missingPrimaries++;
       deps.log.error({ dbId: i.db_id, location: i.location }, "primary instance file is missing");
@@ -88,6 +98,8 @@ export async function reconcileBeforeServing(
     for (const id of deps.files.idsIn(location)) {
       if (wanted.has(`${location}/${id}`)) continue;
       if ((deps.files.modifiedAt(location, id) ?? 0) >= startedAt) continue;
+      // Deleted and kept, but the process ended before the files were moved aside.
+      if (kept.has(`${location}/${id}`) && settleKept(deps, "deleted", location, id)) continue;
       deps.files.remove(location, id);
       pending.report.removedOrphans++;
     }
@@ -129,4 +141,27 @@ export async function reconcileInstanceFiles(
   opts: ReconcileOptions = {},
 ): Promise<ReconcileReport> {
   return reconcileWhileServing(deps, await reconcileBeforeServing(deps, opts));
+}
+
+/**
+ * Finishes a deletion or a restore whose row was committed but whose files weren't moved before
+ * the process ended: a kept database's files still among the instances go aside, a restored
+ * database's kept files come back. Answers whether it moved them.
+ */
+function settleKept(
+  deps: ReconcilePorts,
+  what: "deleted" | "restored",
+  location: string,
+  id: string,
+): boolean {
+  try {
+    if (what === "deleted") deps.kept.keep(location, id);
+    else if (deps.kept.has(id)) deps.kept.restore(location, id);
+    else return false;
+  } catch (e) {
+    deps.log.error({ err: e, dbId: id, location }, `could not finish moving the files of a ${what} database`);
+    return false;
+  }
+  deps.log.warn({ dbId: id, location }, `finished moving the files of a ${what} database`);
+  return true;
 }

@@ -87,6 +87,7 @@ export interface Parts {
   leases: PrimaryLeases;
   failover: Failover;
   instances: InstanceLifecycle;
+  kept: KeptFiles;
   content: DatabaseContent;
   schema: SchemaPropagation;
   uploads: UploadInstaller;
@@ -148,6 +149,7 @@ function hostingServices(ports: {
   const instances = new InstanceLifecycle({ store, runtimes, replicas, directory, kept, log });
   return {
     instances,
+    kept,
     content: shards.content,
     schema: new SchemaPropagation({ store, files, runtimes, clock, log }),
     uploads: new UploadInstaller({ ...ports, runtimes, instances }),

@@ -59,6 +59,10 @@ export function deletedDatabasesRepo(ex: Executor) {
       return Number(r?.n ?? 0);
     },
 
+    /** Every kept database's id and where its files are, for the start-up check of this node's files. */
+    allPlaces: (): Promise<Array<{ id: string; primary_location: string }>> =>
+      db.selectFrom("deleted_databases").select(["id", "primary_location"]).execute(),
+
     /** Rows whose window ended by `now` (ISO). */
     expired: (now: string): Promise<DeletedDatabaseRow[]> =>
       db.selectFrom("deleted_databases").selectAll().where("purge_after", "<=", now).execute(),

@@ -4,7 +4,7 @@
  * settings and encryption for the window, and the sweep removes it after. Real sockets, real
  * files, both stores.
  */
-import { existsSync } from "node:fs";
+import { existsSync, readdirSync, renameSync } from "node:fs";
 import path from "node:path";
 import { createClient } from "@libsql/client";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -171,6 +171,21 @@ describe("a deleted database", () => {
     expect(await deletedNames()).toContain("scratch");
   });
 
+  it("is kept across a restart, also when the process ended before its files were moved aside", async () => {
+    const late = await makeDatabase("late", 2);
+    expect((await owner.api.delete(v1("/databases/late"))).status).toBe(200);
+    await h.restart(async () => {
+      // As if the process had ended right after the deletion committed: the files still in place.
+      const instance = path.join(h.dataDir, "locations", "aws-us-east-1", `${late.id}.db`);
+      for (const f of readdirSync(path.dirname(kept(late.id))).filter((n) => n.startsWith(late.id)))
+        renameSync(path.join(path.dirname(kept(late.id)), f), instance + f.slice(`${late.id}.db`.length));
+    });
+    expect(existsSync(kept(late.id))).toBe(true);
+    expect(await deletedNames()).toContain("late");
+    expect((await owner.api.post(v3(`/databases/${late.id}/restore`))).status).toBe(200);
+    expect(await count("late")).toBe(2);
+  });
+
   it("is swept once its time is over, files and all, and can't be restored after", async () => {
     const old = await makeDatabase("old", 1);
     expect((await owner.api.delete(v1("/databases/old"))).status).toBe(200);
@@ -192,6 +207,7 @@ describe("a deleted group", () => {
   it("takes its databases along, and brings them back when it is restored", async () => {
     const g = await createGroup(owner, team, "spread", "aws-us-east-1");
     const one = await makeDatabase("in-group", 4, "spread");
+    const groupToken = (await owner.api.post(v1("/groups/spread/auth/tokens"))).body.jwt as string;
     expect((await owner.api.delete(v1("/groups/spread"))).status).toBe(200);
     const groups = (await owner.api.get(v3("/deleted-groups"))).body.groups;
     expect(groups).toContainEqual(
@@ -205,7 +221,22 @@ describe("a deleted group", () => {
     expect(r.body).toMatchObject({ group: { name: "spread", uuid: g.uuid }, failures: {} });
     expect(r.body.databases.map((d: { Name: string }) => d.Name)).toEqual(["in-group"]);
     expect(await count("in-group")).toBe(4);
+    // Tokens of the group as it was stay refused too.
+    await expect(sql("in-group", groupToken).execute("SELECT 1")).rejects.toThrow(/revoked|rotat/i);
     expect((await owner.api.get(v3("/deleted-groups"))).body.groups).toEqual([]);
+  });
+
+  it("isn't restored into a group that moved to another organization meanwhile", async () => {
+    await createGroup(owner, team, "moving", "aws-us-east-1");
+    const gone = await makeDatabase("left-behind", 1, "moving");
+    expect((await owner.api.delete(v1("/databases/left-behind"))).status).toBe(200);
+    const other = await createTeam(owner);
+    const moved = await owner.api.post(v1("/groups/moving/transfer"), { organization: other });
+    expect(moved.status, moved.text).toBe(200);
+    const r = await owner.api.post(v3(`/databases/${gone.id}/restore`));
+    expect(r.status).toBe(409);
+    expect(r.body.error).toMatch(/no longer exists/);
+    expect(await deletedNames()).toContain("left-behind");
   });
 });
 

@@ -98,7 +98,7 @@ describe("quota blocks in the data plane", () => {
     await expect(insert(replica)).rejects.toMatchObject({ code: "BLOCKED" });
   });
 
-  it("lifts a storage block once deleting a database brings the files under the quota", async () => {
+  it("lifts a storage block once deleting a database for good brings the files under the quota", async () => {
     const team = await createTeam(owner);
     await createGroup(owner, team, "default");
     await createDatabase(owner, team, "big");
@@ -122,6 +122,8 @@ describe("quota blocks in the data plane", () => {
     await expect(insert(small)).rejects.toMatchObject({ code: "BLOCKED" });
     expect((await small.execute("SELECT count(*) AS n FROM t")).rows[0]!.n).toBe(0);
 
+    // A deleted database kept restorable still counts: with recovery off, a deletion is final.
+    expect((await owner.api.patch(`/v1/organizations/${team}`, { restore_enabled: false })).status).toBe(200);
     expect((await owner.api.delete(`/v1/organizations/${team}/databases/big`)).status).toBe(200);
     // No new usage: the next sweep of blocked organizations lifts it.
     for (let i = 0; i < 200 && (await orgOf(team)).blocked_writes; i++) await sleep(25);

@@ -1,7 +1,9 @@
 import { isoTime } from "../../lib/time.js";
 import type { GroupRow } from "../../store/schema.js";
+import { requireFilesHere } from "../cluster/placement-tx.js";
 import { requireOrgAccess } from "../core/access-tx.js";
 import { audit } from "../core/audit-tx.js";
+import { keptRow } from "../core/kept.js";
 import type { Ref } from "../core/ref.js";
 import { type Group, toGroup } from "../groups/views.js";
 import { requireQuota } from "../plans/quota-tx.js";
@@ -25,6 +27,8 @@ export async function listDeletedGroups(ctx: DatabaseCtx, slug: Ref): Promise<De
   return ctx.deps.store.read(async (r) => {
     const { org } = await requireOrgAccess(r, ctx.actor, slug, "read");
     const out: DeletedGroup[] = [];
+    // A token limited to one group sees no other: its own, deleted, took the token along.
+    if (ctx.actor.groupId) return out;
     for (const g of await r.deletedGroups.list(org.id)) {
       out.push({
         id: g.id,
@@ -58,16 +62,25 @@ export async function restoreGroup(
       throw restoreErrors.noDeletedGroup(id);
     if (org.restore_enabled !== 1) throw restoreErrors.recoveryOff(org.slug);
     if (await r.groups.findByName(org.id, kept.name)) throw restoreErrors.groupNameTaken(kept.name);
-    await requireQuota(r, org, "groups");
-    const row = { ...(JSON.parse(kept.record) as GroupRow), org_id: org.id };
+    const kept0 = JSON.parse(kept.record) as GroupRow;
     const locations = JSON.parse(kept.locations) as string[];
+    await requireQuota(r, org, "groups");
+    await requireQuota(r, org, "locations", locations.length);
+    // Its databases' files are kept where its primary was: the whole restore runs there.
+    await requireFilesHere(r, deps, [kept0.primary_location]);
+    // Tokens of the group as it was stay refused, as a restored database's do.
+    const row = { ...kept0, org_id: org.id, token_generation: kept0.token_generation + 1 };
     await r.groups.insert(row);
     const now = isoTime(deps.clock());
     for (const [position, location] of locations.entries())
       await r.groups.insertLocation({ group_id: row.id, location, position, added_at: now });
     await r.deletedGroups.remove(id);
     await audit(r, ctx, org.id, "group-restore", `group ${row.name} restored`, { group: row.name });
-    const dbIds = (await r.deletedDatabases.ofDeletedGroup(id)).map((d) => d.id);
+    // Schema databases first: a child restored before its schema database would lose it.
+    const dbIds = (await r.deletedDatabases.ofDeletedGroup(id))
+      .map((d) => ({ id: d.id, schema: keptRow(d.record).is_schema === 1 }))
+      .sort((a, b) => Number(b.schema) - Number(a.schema))
+      .map((d) => d.id);
     return { group: toGroup(row, locations), dbIds };
   });
   deps.directory.invalidate();

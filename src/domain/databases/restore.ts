@@ -53,8 +53,12 @@ export async function listDeletedDatabases(
   const [at, id] = cursor?.split("|") ?? [];
   return ctx.deps.store.read(async (r) => {
     const { org } = await requireOrgAccess(r, ctx.actor, slug, "read");
+    // A token limited to one group sees that group's, as with live databases.
+    const groupId = ctx.actor.groupId ?? filter.groupId;
+    if (ctx.actor.groupId && filter.groupId && filter.groupId !== ctx.actor.groupId)
+      return { items: [], next: null };
     const rows = await r.deletedDatabases.list(org.id, {
-      ...(filter.groupId ? { groupId: filter.groupId } : {}),
+      ...(groupId ? { groupId } : {}),
       ...(page.limit !== undefined ? { limit: page.limit + 1 } : {}),
       ...(at !== undefined && id !== undefined ? { after: { at, id } } : {}),
     });
@@ -109,7 +113,9 @@ async function putBack(r: Repos, ctx: DatabaseCtx, org: OrganizationRow, id: str
     throw restoreErrors.noDeletedDatabase(id);
   if (org.restore_enabled !== 1) throw restoreErrors.recoveryOff(org.slug);
   const group = await r.groups.findById(kept.group_id);
-  if (!group) throw restoreErrors.groupGone(kept.name, kept.group_name, kept.group_deleted_at !== null);
+  // A group transferred to another organization since is not this organization's to put it in.
+  if (!group || group.org_id !== org.id)
+    throw restoreErrors.groupGone(kept.name, kept.group_name, kept.group_deleted_at !== null && !group);
   const newName = name ?? kept.name;
   if (name !== undefined) checkDatabaseName(name, org.slug);
   if (await r.databases.findByName(org.id, newName)) throw restoreErrors.nameTaken(newName);
