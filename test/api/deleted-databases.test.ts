@@ -156,6 +156,30 @@ describe("a deleted database", () => {
     expect(await storage()).toBe(before);
   });
 
+  it("gets, restored as a schema database's follower, the schema changes made while it was deleted", async () => {
+    expect(
+      (await owner.api.post(v1("/databases"), { name: "shape", group: "default", is_schema: true })).status,
+    ).toBe(200);
+    const shapeToken = (await owner.api.post(v1("/databases/shape/auth/tokens"))).body.jwt as string;
+    const child = await owner.api.post(v1("/databases"), {
+      name: "follower",
+      group: "default",
+      schema: "shape",
+    });
+    expect(child.status, child.text).toBe(200);
+    expect((await owner.api.delete(v1("/databases/follower"))).status).toBe(200);
+    await sql("shape", shapeToken).execute("CREATE TABLE added_meanwhile (x)");
+    expect((await owner.api.post(v3(`/databases/${child.body.database.DbId}/restore`))).status).toBe(200);
+    const token = (await owner.api.post(v1("/databases/follower/auth/tokens"))).body.jwt as string;
+    const tables = async () =>
+      (await sql("follower", token).execute("SELECT name FROM sqlite_schema WHERE type = 'table'")).rows.map(
+        (r) => r.name,
+      );
+    for (let i = 0; i < 100 && !(await tables()).includes("added_meanwhile"); i++)
+      await new Promise((r) => setTimeout(r, 50));
+    expect(await tables()).toContain("added_meanwhile");
+  });
+
   it("is refused to members, to other organizations, and for ids that weren't deleted", async () => {
     const gone = await makeDatabase("scratch", 1);
     expect((await owner.api.delete(v1("/databases/scratch"))).status).toBe(200);

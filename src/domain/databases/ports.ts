@@ -57,6 +57,8 @@ export interface DatabaseContent {
  */
 export interface SchemaQueue {
   run<T>(schemaDbId: string, task: () => Promise<T>): Promise<T>;
+  /** Brings every child of a schema database up to its latest change, in the background. */
+  propagate(schemaDbId: string): void;
 }
 
 /** Uploads of whole database files in progress (`hosting/upload-installer.ts`). */

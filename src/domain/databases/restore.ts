@@ -88,6 +88,9 @@ export async function restoreDatabase(
   });
   await bringFilesBack(ctx, done.kept, done.name);
   deps.directory.invalidate();
+  // A schema database's followers, or a follower, get the schema changes made meanwhile.
+  if (done.database.isSchema) deps.schema.propagate(id);
+  else if (done.schemaId) deps.schema.propagate(done.schemaId);
   for (const location of done.database.locations) {
     if (location === done.database.primaryLocation) continue;
     await deps.instances
@@ -152,7 +155,12 @@ async function putBack(r: Repos, ctx: DatabaseCtx, org: OrganizationRow, id: str
     group_name: group.name,
     primary_location: group.primary_location,
   };
-  return { kept, name: newName, database: toDatabase(placed, locations, deps.dbDomain) };
+  return {
+    kept,
+    name: newName,
+    schemaId: restored.schema_id,
+    database: toDatabase(placed, locations, deps.dbDomain),
+  };
 }
 
 /** Moves the kept files back; on failure the database goes back to being deleted and kept. */
