@@ -17,6 +17,7 @@ import { requireQuota } from "../plans/quota-tx.js";
 import { planEncryption } from "./encryption-plan.js";
 import { databaseErrors } from "./errors.js";
 import type { BuiltContent, ContentPlan, DatabaseCtx, Seed } from "./ports.js";
+import { buildReplicasAfter } from "./replicas.js";
 import { dumpIdFromUrl, parseSeed, requireSeedSource } from "./seeds.js";
 import { type Database, toDatabase } from "./views.js";
 
@@ -105,17 +106,7 @@ export async function createDatabase(
   const parent = plan.content.schemaParent;
   const created = parent ? await deps.schema.run(parent.id, create) : await create();
   if (plan.content.dumpId) deps.dumps.remove(plan.content.dumpId);
-  for (const l of created.locations) {
-    if (l === created.primaryLocation) continue;
-    await deps.instances
-      .buildReplicas([created.id], l)
-      .catch((e: unknown) =>
-        deps.log.error(
-          { err: e, dbId: created.id, location: l },
-          "could not build a replica; reconciliation will retry",
-        ),
-      );
-  }
+  await buildReplicasAfter(deps, created.id, created.locations, created.primaryLocation);
   return created;
 }
 

@@ -12,6 +12,7 @@ import type { Ref } from "../core/ref.js";
 import { requireQuota } from "../plans/quota-tx.js";
 import { databaseErrors, restoreErrors } from "./errors.js";
 import type { DatabaseCtx } from "./ports.js";
+import { buildReplicasAfter } from "./replicas.js";
 import { type Database, toDatabase } from "./views.js";
 
 /** A deleted database that can still be restored: as it was, with when it went and until when it stays. */
@@ -91,17 +92,7 @@ export async function restoreDatabase(
   // A schema database's followers, or a follower, get the schema changes made meanwhile.
   if (done.database.isSchema) deps.schema.propagate(id);
   else if (done.schemaId) deps.schema.propagate(done.schemaId);
-  for (const location of done.database.locations) {
-    if (location === done.database.primaryLocation) continue;
-    await deps.instances
-      .buildReplicas([id], location)
-      .catch((e: unknown) =>
-        deps.log.error(
-          { err: e, dbId: id, location },
-          "could not build a replica; reconciliation will retry",
-        ),
-      );
-  }
+  await buildReplicasAfter(deps, id, done.database.locations, done.database.primaryLocation);
   return done.database;
 }
 

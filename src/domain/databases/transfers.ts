@@ -14,6 +14,7 @@ import { type Group, statusOf, toGroup } from "../groups/views.js";
 import { requireQuota } from "../plans/quota-tx.js";
 import { databaseErrors } from "./errors.js";
 import type { DatabaseCtx } from "./ports.js";
+import { buildReplicasAfter } from "./replicas.js";
 import { type Database, toDatabase } from "./views.js";
 
 /**
@@ -240,17 +241,7 @@ export async function transferDatabase(
   deps.directory.invalidate();
   const id = plan.database.id;
   await deps.instances.remove(plan.dropped.map((location) => ({ dbId: id, location, primary: false })));
-  for (const location of plan.added) {
-    // As on create: a replica that can't be built now is built by the next reconciliation.
-    await deps.instances
-      .buildReplicas([id], location)
-      .catch((e: unknown) =>
-        deps.log.error(
-          { err: e, dbId: id, location },
-          "could not build a replica; reconciliation will retry",
-        ),
-      );
-  }
+  await buildReplicasAfter(deps, id, plan.added);
   return plan.database;
 }
 
