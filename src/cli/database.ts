@@ -1,6 +1,6 @@
 import { CliError } from "./errors.js";
 import type { Session } from "./session.js";
-import { permissionsBody, type TokenRule } from "./token-permissions.js";
+import { type TokenOptions, tokenRequest } from "./token-permissions.js";
 
 /** A Database object as the API answers it (the fields the CLI reads). */
 export interface DatabaseInfo {
@@ -55,19 +55,10 @@ export async function getDatabase(s: Session, name: string): Promise<DatabaseInf
 }
 
 /** Mints a database token, as `shoal db tokens create` does. */
-export async function mintDatabaseToken(
-  s: Session,
-  name: string,
-  opts: { readOnly?: boolean; expiration?: string; permissions?: TokenRule[] } = {},
-): Promise<string> {
+export async function mintDatabaseToken(s: Session, name: string, opts: TokenOptions = {}): Promise<string> {
   const path = await s.orgPath(`/databases/${encodeURIComponent(name)}/auth/tokens`);
-  const body = permissionsBody(opts.permissions);
   const r = await s.api.call<{ jwt: string }>("POST", path, {
-    query: {
-      expiration: opts.expiration,
-      authorization: opts.readOnly ? "read-only" : undefined,
-    },
-    ...(body ? { body } : {}),
+    ...tokenRequest(opts),
     hints: notFoundHint(await s.org()),
   });
   return r.jwt;

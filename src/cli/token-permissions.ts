@@ -42,3 +42,28 @@ export function permissionsBody(
 ): { fine_grained_permissions: TokenRule[] } | undefined {
   return rules && rules.length > 0 ? { fine_grained_permissions: rules } : undefined;
 }
+
+/** The options every token command takes, as the turso CLI's do: `--read-only`, `--expiration`, `-p`. */
+export function tokenOptions(command: Command): Command {
+  return permissionsOption(
+    command
+      .option("--read-only", "a token that reads but cannot write")
+      .option("--expiration <duration>", "`never` (default) or a duration such as 2w, 1d, 12h, 30m"),
+  );
+}
+
+/** What `tokenOptions` parse into. */
+export interface TokenOptions {
+  readOnly?: boolean;
+  expiration?: string;
+  permissions?: TokenRule[];
+}
+
+/** What those options ask of `POST .../auth/tokens`: its query, and its body when rules were given. */
+export function tokenRequest(opts: TokenOptions) {
+  const body = permissionsBody(opts.permissions);
+  return {
+    query: { expiration: opts.expiration, authorization: opts.readOnly ? "read-only" : undefined },
+    ...(body ? { body } : {}),
+  };
+}

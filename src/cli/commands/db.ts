@@ -5,7 +5,7 @@ import { CliError } from "../errors.js";
 import type { Io } from "../io.js";
 import { emit, renderTable } from "../output.js";
 import type { Session } from "../session.js";
-import { permissionsOption, type TokenRule } from "../token-permissions.js";
+import { type TokenOptions, tokenOptions } from "../token-permissions.js";
 import { confirm, remote } from "./context.js";
 import { dbRestoreCommand, printDeleted } from "./db-deleted.js";
 import { defaultLocation, type Group } from "./group.js";
@@ -171,16 +171,10 @@ function tokensCreateCommand(tokens: Command, io: Io): void {
   const create = tokens
     .command("create")
     .description("Mint a token for one database (printed alone, for `$(...)` in scripts)")
-    .argument("<name>")
-    .option("--read-only", "a token that reads but cannot write")
-    .option("--expiration <duration>", "`never` (default) or a duration such as 2w, 1d, 12h, 30m");
-  permissionsOption(create).action(
+    .argument("<name>");
+  tokenOptions(create).action(
     remote(io, async (s, [name], opts) => {
-      const jwt = await mintDatabaseToken(s, String(name), {
-        readOnly: opts.readOnly === true,
-        expiration: opts.expiration as string | undefined,
-        permissions: opts.permissions as TokenRule[] | undefined,
-      });
+      const jwt = await mintDatabaseToken(s, String(name), opts as TokenOptions);
       await emit(io.stdout, opts.json, { jwt }, () => `${jwt}\n`);
     }),
   );

@@ -3,7 +3,7 @@ import { listAll } from "../api-client.js";
 import type { Io } from "../io.js";
 import { emit, renderTable } from "../output.js";
 import type { Session } from "../session.js";
-import { permissionsBody, permissionsOption, type TokenRule } from "../token-permissions.js";
+import { type TokenOptions, tokenOptions, tokenRequest } from "../token-permissions.js";
 import { confirm, remote } from "./context.js";
 
 export interface Group {
@@ -130,23 +130,13 @@ function groupTokensCreateCommand(tokens: Command, io: Io): void {
   const create = tokens
     .command("create")
     .description("Mint a token for every database of a group, present and future (printed alone)")
-    .argument("<group>")
-    .option("--read-only", "a token that reads but cannot write")
-    .option("--expiration <duration>", "`never` (default) or a duration such as 2w, 1d, 12h, 30m");
-  permissionsOption(create).action(
+    .argument("<group>");
+  tokenOptions(create).action(
     remote(io, async (s, [name], opts) => {
-      const body = permissionsBody(opts.permissions as TokenRule[] | undefined);
       const r = await s.api.call<{ jwt: string }>(
         "POST",
         await s.orgPath(`/groups/${encodeURIComponent(String(name))}/auth/tokens`),
-        {
-          query: {
-            expiration: opts.expiration as string | undefined,
-            authorization: opts.readOnly ? "read-only" : undefined,
-          },
-          ...(body ? { body } : {}),
-          hints: groupNotFound,
-        },
+        { ...tokenRequest(opts as TokenOptions), hints: groupNotFound },
       );
       await emit(io.stdout, opts.json, r, () => `${r.jwt}\n`);
     }),
