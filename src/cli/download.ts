@@ -1,3 +1,4 @@
+import { once } from "node:events";
 import { createWriteStream, existsSync } from "node:fs";
 import { rename, rm } from "node:fs/promises";
 import { Readable, Transform, type Writable } from "node:stream";
@@ -37,6 +38,8 @@ export async function copyBody(
     },
   });
   await pipeline(Readable.fromWeb(res.body as WebStream<Uint8Array>), counter, sink, { end });
+  // Kept open (end: false), the sink may still hold what it was given: wait until it took it.
+  if (!end && sink.writableNeedDrain) await once(sink, "drain");
   progress.finish();
   return bytes;
 }

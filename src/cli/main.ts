@@ -17,5 +17,15 @@ const code = await runCli(
   startServer,
 );
 // A running server ends on a signal; every other command ends here, whatever handles (a
-// terminal's input, pooled HTTP connections) are still open.
-if (!serving) process.exit(code);
+// terminal's input, pooled HTTP connections) are still open: once what it printed is flushed,
+// since output still queued for a pipe would be lost to exit (a long `db dump` lost its tail).
+if (!serving) {
+  let pending = 2;
+  const done = () => {
+    if (--pending === 0) process.exit(code);
+  };
+  process.stdout.write("", done);
+  process.stderr.write("", done);
+  // Should a closed stream never call back, don't wait for it for long.
+  setTimeout(() => process.exit(code), 5_000);
+}
