@@ -25,7 +25,8 @@ beforeEach(async () => {
 afterEach(async () => {
   running?.proc.kill("SIGKILL");
   running = undefined;
-  await rm(dataDir, { recursive: true, force: true });
+  // The killed process's shards may still write for a moment before they notice it is gone.
+  await rm(dataDir, { recursive: true, force: true, maxRetries: 20, retryDelay: 100 });
   await folder.cleanup();
 });
 
