@@ -15,7 +15,7 @@ import type { DataPlaneParts } from "./parts.js";
 import { CommitWaiters } from "./pull/commit-waiters.js";
 import type { PullServices } from "./pull/pull-updates.js";
 import { observeRequest } from "./request-log.js";
-import type { DataRoute } from "./routing.js";
+import type { ResolvedRoute } from "./resolved-route.js";
 import type { SyncServices } from "./sync.js";
 import { SyncHorizons } from "./sync-horizons.js";
 import { HranaWebSockets } from "./ws.js";
@@ -34,13 +34,14 @@ export interface DataPlaneSettings extends StreamLimits, ResponseLimits {
 }
 
 export interface DataPlane {
-  handle(req: IncomingMessage, res: ServerResponse, route: DataRoute): Promise<void>;
+  /** Serves a request this node serves, or sends it on to the node its route was resolved to. */
+  handle(req: IncomingMessage, res: ServerResponse, route: ResolvedRoute): Promise<void>;
   /** `turn` starts each of the socket's messages in its database's turn (see fair-turns.ts). */
   upgrade(
     req: IncomingMessage,
     socket: Duplex,
     head: Buffer,
-    route: DataRoute,
+    route: ResolvedRoute,
     turn?: (work: () => void) => void,
   ): void;
   /** Open HTTP streams, for tests and diagnostics. */
@@ -106,18 +107,20 @@ export function createDataPlane(deps: DataPlaneParts, settings: DataPlaneSetting
     maxStreams: settings.maxStreamsPerWebSocket,
     responses,
   });
-  // The one routing decision: served here, or by the node holding the database (forward/).
+  // Requests for a database another node serves go there (forward/), as their route was resolved.
   const forward = new Forwarder(deps, clientAddress);
   return {
     handle: (req, res, route) => {
       // Forwarded requests too: the forwarding node logs and counts them with the holder's status.
       observeRequest(req, res, route, deps);
-      return forward.handle(req, res, route, () => http.handle(req, res, route));
+      if (route.node.here) return http.handle(req, res, route);
+      forward.send(req, res, route.node);
+      return Promise.resolve();
     },
-    upgrade: (req, socket, head, route, turn) =>
-      forward.upgrade(req, socket, head, route, () =>
-        ws.upgrade(req, socket, head, route.locator, route.location, turn),
-      ),
+    upgrade: (req, socket, head, route, turn) => {
+      if (route.node.here) ws.upgrade(req, socket, head, route.locator, route.location, turn);
+      else forward.upgrade(req, socket, head, route.node);
+    },
     openStreams: () => streams.size,
     pullWaiters: () => services.waiters.size,
     close() {

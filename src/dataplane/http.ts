@@ -26,7 +26,7 @@ import type { DataPlaneParts } from "./parts.js";
 import { type PullServices, pullUpdates } from "./pull/pull-updates.js";
 import { notifyReplica } from "./replica-notify.js";
 import { noteStatements } from "./request-log.js";
-import type { DataRoute } from "./routing.js";
+import type { ResolvedRoute } from "./resolved-route.js";
 import { type SyncServices, syncExport, syncFrames, syncInfo } from "./sync.js";
 import { isUploadRequest, uploadsOf } from "./upload.js";
 
@@ -72,7 +72,7 @@ export class HranaHttp {
     private readonly io: { responses: ResponseBytes; bodyTimeoutMs: number },
   ) {}
 
-  async handle(req: IncomingMessage, res: ServerResponse, route: DataRoute): Promise<void> {
+  async handle(req: IncomingMessage, res: ServerResponse, route: ResolvedRoute): Promise<void> {
     const requestId = requestIdOf(req.headers[REQUEST_ID_HEADER]);
     // Every answer carries it (writeHead adds headers set here), so a failure can be found in the log.
     res.setHeader(REQUEST_ID_HEADER, requestId);
@@ -83,7 +83,7 @@ export class HranaHttp {
     }
   }
 
-  private async route(req: IncomingMessage, res: ServerResponse, route: DataRoute): Promise<void> {
+  private async route(req: IncomingMessage, res: ServerResponse, route: ResolvedRoute): Promise<void> {
     const method = req.method ?? "GET";
     // libSQL's sync client appends `/info` to its syncUrl, so a URL ending in `/` gives `//info`.
     const path = route.path.includes("//") ? route.path.replace(/\/{2,}/g, "/") : route.path;
@@ -155,7 +155,7 @@ export class HranaHttp {
    */
   private access(
     req: IncomingMessage,
-    route: DataRoute,
+    route: ResolvedRoute,
     needKey = true,
     at?: string,
   ): DataAccess | Promise<DataAccess> {
@@ -165,7 +165,7 @@ export class HranaHttp {
     const named = cipherHeader(req);
     const unlock = (a: DataAccess) =>
       needKey || key !== undefined ? unlockAccess(this.deps.keys, a, key, "http", named, peer) : a;
-    const cached = openDataAccessCached(this.deps, route.locator, token, peer, at);
+    const cached = openDataAccessCached(this.deps, route, token, peer, at);
     if (cached) return unlock(cached);
     return openDataAccess(this.deps, route.locator, token, "sql", peer, at).then(unlock);
   }
@@ -175,7 +175,7 @@ export class HranaHttp {
    * than 2xx or 401 as "this server speaks the legacy protocol" and fails later and obscurely, so
    * a token that doesn't open this database is a 401 here (its code still says why).
    */
-  private async syncAccess(req: IncomingMessage, route: DataRoute, needKey = true): Promise<DataAccess> {
+  private async syncAccess(req: IncomingMessage, route: ResolvedRoute, needKey = true): Promise<DataAccess> {
     try {
       return wholeFile(await this.access(req, route, needKey));
     } catch (e) {
@@ -188,7 +188,7 @@ export class HranaHttp {
   private streamFor(
     a: DataAccess,
     baton: string | undefined,
-    route: DataRoute,
+    route: ResolvedRoute,
   ): { id: number; stream: SqlStream } {
     if (baton !== undefined) {
       const resumed = this.streams.resume(baton, a.database.id);
@@ -199,7 +199,7 @@ export class HranaHttp {
     return { id: this.streams.open(stream, a.database.id), stream };
   }
 
-  private async pipeline(req: IncomingMessage, res: ServerResponse, route: DataRoute): Promise<void> {
+  private async pipeline(req: IncomingMessage, res: ServerResponse, route: ResolvedRoute): Promise<void> {
     // The body is read from the start, as it arrives, while access is decided.
     const text = readBody(req, this.io.bodyTimeoutMs);
     text.catch(() => {});
@@ -239,7 +239,7 @@ export class HranaHttp {
     await sendJson(res, { baton: this.streams.release(id), base_url: null, results }, budget);
   }
 
-  private async cursor(req: IncomingMessage, res: ServerResponse, route: DataRoute): Promise<void> {
+  private async cursor(req: IncomingMessage, res: ServerResponse, route: ResolvedRoute): Promise<void> {
     const text = readBody(req, this.io.bodyTimeoutMs);
     text.catch(() => {});
     const a = await this.access(req, route, true, route.location);

@@ -8,7 +8,7 @@ import type { UploadInstaller } from "../hosting/upload-installer.js";
 import type { UsageRecorder } from "../hosting/usage-tally.js";
 import type { Logger } from "../lib/logger.js";
 import type { ShoalMetrics } from "../metrics/metrics.js";
-import type { HolderLookup } from "./forward/forwarder.js";
+import type { HolderLookup } from "./forward/node-choice.js";
 import type { ClientProof } from "./forward/proof.js";
 import type { PullRelay } from "./forward/pull-relay.js";
 import type { DataPlanePeers } from "./replica-notify.js";

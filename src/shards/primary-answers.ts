@@ -1,4 +1,4 @@
-import type { HolderLookup } from "../dataplane/forward/forwarder.js";
+import type { HolderLookup } from "../dataplane/forward/node-choice.js";
 import type { DataPlanePeers } from "../dataplane/replica-notify.js";
 import type { ReplicaPort } from "../domain/core/ports.js";
 import type { DatabaseLookup } from "../domain/data-access/ports.js";

@@ -1,5 +1,9 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { Duplex } from "node:stream";
+import type { ClientAddress } from "../dataplane/client-address.js";
+import { Forwarder } from "../dataplane/forward/forwarder.js";
+import type { HolderLookup } from "../dataplane/forward/node-choice.js";
+import type { ClientProof } from "../dataplane/forward/proof.js";
 import type { PullRelay } from "../dataplane/forward/pull-relay.js";
 import { answerFailure } from "../dataplane/http-errors.js";
 import type { DataPlanePeers } from "../dataplane/replica-notify.js";
@@ -14,11 +18,13 @@ import type { ShoalMetrics } from "../metrics/metrics.js";
 import type { Hop } from "./hop.js";
 import type { InternalPorts } from "./protocol.js";
 import { failUpgrade } from "./refusals.js";
-import { servedByPrimary, targetOf } from "./targets.js";
+import { type Resolution, Resolver, servedByPrimary } from "./resolver.js";
 
 export interface PrimaryDataPlaneParts {
   directory: DatabaseLookup;
   placement: Placement;
+  holders: HolderLookup;
+  clientProof: ClientProof;
   replicas: ReplicaPort;
   peers: DataPlanePeers;
   relay: Pick<PullRelay, "handle">;
@@ -36,27 +42,38 @@ export interface PrimaryDataPlane {
 /**
  * The data plane as the node's primary process serves it: the node's own replication traffic
  * (another node's "pull now" notices, and this node's replicas pulling through the relay) here,
- * and every request about a database sent on to the shard owning it. Requests reach this process
- * only on connections whose first request was for it (the management API, say).
+ * every request about another node's database sent there, and the rest to the shard owning it.
+ * Requests reach this process only on connections whose first request was for it (the
+ * management API, say).
  */
 export function primaryDataPlane(
   parts: PrimaryDataPlaneParts,
   hop: Hop,
-  shards: { count: number; ports: () => InternalPorts },
+  shards: { count: number; ports: () => InternalPorts; clientAddress: ClientAddress },
 ): PrimaryDataPlane {
   const portOf = (index: number) => shards.ports().shards[index]!;
+  const resolver = new Resolver({ ...parts, count: shards.count });
+  const forward = new Forwarder(parts, shards.clientAddress);
   // A failure here (a peer hanging up mid-body, the store out of reach) is answered like any other
   // data-plane failure; left to reject, it would end the whole node.
   const failed = (req: IncomingMessage, res: ServerResponse) => (e: unknown) =>
     answerFailure(req, res, e, requestIdOf(req.headers[REQUEST_ID_HEADER]), parts.log);
+  const sendOn = (req: IncomingMessage, res: ServerResponse) => (r: Resolution) => {
+    if (r.node.here) {
+      // Only node-to-node replication traffic resolves to this process, and it never gets here.
+      if (r.process.kind === "shard") hop.http(req, res, portOf(r.process.index));
+      else failed(req, res)(new Error("a request resolved to the primary process reached its shard hop"));
+      return;
+    }
+    observeRequest(req, res, r, parts);
+    forward.send(req, res, r.node);
+  };
   return {
     handle(req, res, route) {
       if (!servedByPrimary(route, req.method)) {
-        const t = targetOf(route, parts.directory, shards.count, req.method);
-        const go = (target: Awaited<typeof t>) =>
-          target.kind === "shard" ? hop.http(req, res, portOf(target.index)) : undefined;
-        if (t instanceof Promise) t.then(go).catch(failed(req, res));
-        else go(t);
+        const r = resolver.resolve(route, req);
+        if (r instanceof Promise) r.then(sendOn(req, res)).catch(failed(req, res));
+        else sendOn(req, res)(r);
         return;
       }
       observeRequest(req, res, route, parts);
@@ -68,19 +85,21 @@ export function primaryDataPlane(
       served.catch(failed(req, res));
     },
     upgrade(req, socket, head, route) {
-      const t = targetOf(route, parts.directory, shards.count);
-      const go = (target: Awaited<typeof t>) => {
-        if (target.kind === "shard") hop.upgrade(req, socket, head, portOf(target.index));
+      const go = (r: Resolution) => {
+        if (!r.node.here) forward.upgrade(req, socket, head, r.node);
+        else if (r.process.kind === "shard") hop.upgrade(req, socket, head, portOf(r.process.index));
         else socket.end("HTTP/1.1 404 Not Found\r\nConnection: close\r\n\r\n");
       };
-      if (t instanceof Promise)
-        t.then(go).catch((e: unknown) =>
+      const r = resolver.resolve(route, req);
+      if (r instanceof Promise)
+        r.then(go).catch((e: unknown) =>
           failUpgrade(socket, e, requestIdOf(req.headers[REQUEST_ID_HEADER]), parts.log),
         );
-      else go(t);
+      else go(r);
     },
     close() {
       hop.closeAll();
+      forward.closeAll();
     },
   };
 }

@@ -5,7 +5,6 @@ import type { DataPlane } from "../dataplane/data-plane.js";
 import { FairTurns } from "../dataplane/fair-turns.js";
 import { answerFailure } from "../dataplane/http-errors.js";
 import { type DataRoute, routeRequest } from "../dataplane/routing.js";
-import type { DatabaseLookup } from "../domain/data-access/ports.js";
 import { drainConnections } from "../lib/drain-connections.js";
 import type { Logger } from "../lib/logger.js";
 import { REQUEST_ID_HEADER, requestIdOf } from "../lib/request-id.js";
@@ -14,9 +13,9 @@ import type { Hop } from "./hop.js";
 import type { InternalPorts } from "./protocol.js";
 import type { QuarantineMirror } from "./quarantine.js";
 import { failUpgrade, quarantined, refuseHttp, refuseRaw, shardGone } from "./refusals.js";
+import type { Resolution, Resolver } from "./resolver.js";
 import type { Target } from "./router.js";
 import type { SqlHop } from "./sql-hop.js";
-import { targetOf } from "./targets.js";
 
 /** Requests still running this long after a shard starts draining are cut off. */
 const DRAIN_DEADLINE_MS = 15_000;
@@ -27,7 +26,7 @@ export interface ShardServerParts {
   dbDomain: string;
   headersTimeoutMs: number;
   dataPlane: Pick<DataPlane, "handle" | "upgrade">;
-  directory: Pick<DatabaseLookup, "peek" | "find">;
+  resolver: Resolver;
   hop: Hop;
   /** SQL requests for another shard's databases go there this way when they can (sql-hop.ts). */
   sqlHop?: SqlHop;
@@ -81,27 +80,15 @@ export class ShardServer {
     return t.kind === "primary" ? this.parts.ports.primary : this.parts.ports.shards[t.index]!;
   }
 
-  private mine(t: Target): boolean {
-    return t.kind === "shard" && t.index === this.parts.index;
-  }
-
-  /** The id of the database a request names, when known (its record is cached by now). */
-  private idOf(route: DataRoute): string | undefined {
-    const l = route.locator;
-    return "id" in l ? l.id : this.parts.directory.peek(l)?.id;
+  /** Whether this shard acts on a request: it owns the database, or the request leaves the node from here. */
+  private mine(r: Resolution): boolean {
+    return !r.node.here || (r.process.kind === "shard" && r.process.index === this.parts.index);
   }
 
   /** The quarantine of the database a request names, if it is in one. */
-  private quarantineOf(route: DataRoute) {
-    const id = this.idOf(route);
+  private quarantineOf(r: Resolution) {
+    const id = r.record?.id ?? ("id" in r.locator ? r.locator.id : undefined);
     return id === undefined ? undefined : this.parts.quarantine.of(id);
-  }
-
-  /** Whose turn a request waits for: its database, or what names it while its id is unknown. */
-  private turnKey(route: DataRoute): string {
-    const l = route.locator;
-    if ("label" in l) return this.idOf(route) ?? `label:${l.label}`;
-    return this.idOf(route) ?? ("name" in l ? `name:${l.orgSlug}/${l.name}` : "");
   }
 
   private request(req: IncomingMessage, res: ServerResponse): void {
@@ -110,8 +97,9 @@ export class ShardServer {
       this.parts.hop.http(req, res, this.parts.ports.primary);
       return;
     }
-    this.decide(req, res, route, (t) => {
-      if (this.mine(t)) return this.here(req, res, route);
+    this.resolve(req, res, route, (r) => {
+      if (this.mine(r)) return this.here(req, res, r);
+      const t = r.process;
       if (t.kind === "shard" && this.parts.sqlHop?.send(req, res, t.index, route.path))
         return this.parts.metrics.shardHop("sql");
       this.parts.metrics.shardHop("http");
@@ -130,46 +118,52 @@ export class ShardServer {
       refuseHttp(res, shardGone(this.parts.index));
       return;
     }
-    this.decide(req, res, route, (t) =>
-      this.mine(t) ? this.here(req, res, route) : refuseHttp(res, shardGone(this.parts.index)),
+    this.resolve(req, res, route, (r) =>
+      this.mine(r) ? this.here(req, res, r) : refuseHttp(res, shardGone(this.parts.index)),
     );
   }
 
-  /** Finds the process serving `route` (maybe after a lookup) and goes on with it. */
-  private decide(req: IncomingMessage, res: ServerResponse, route: DataRoute, go: (t: Target) => void): void {
-    const t = targetOf(route, this.parts.directory, this.parts.count, req.method);
+  /** Resolves a request (maybe after a lookup) and goes on with it. */
+  private resolve(
+    req: IncomingMessage,
+    res: ServerResponse,
+    route: DataRoute,
+    go: (r: Resolution) => void,
+  ): void {
+    const r = this.parts.resolver.resolve(route, req);
     // A lookup that fails (the primary process restarting) is answered, never left to end the shard.
-    if (t instanceof Promise)
-      t.then(go).catch((e: unknown) =>
+    if (r instanceof Promise)
+      r.then(go).catch((e: unknown) =>
         answerFailure(req, res, e, requestIdOf(req.headers[REQUEST_ID_HEADER]), this.parts.log),
       );
-    else go(t);
+    else go(r);
   }
 
-  /** Serves a request for one of this shard's databases, in its database's turn. */
-  private here(req: IncomingMessage, res: ServerResponse, route: DataRoute): void {
-    const q = this.quarantineOf(route);
+  /**
+   * Serves a request for one of this shard's databases, in its database's turn; one for another
+   * node's database is sent there at once (the data plane forwards it).
+   */
+  private here(req: IncomingMessage, res: ServerResponse, r: Resolution): void {
+    if (!r.node.here) return void this.parts.dataPlane.handle(req, res, r);
+    const q = this.quarantineOf(r);
     if (q) refuseHttp(res, quarantined(q));
-    else this.turns.run(this.turnKey(route), () => void this.parts.dataPlane.handle(req, res, route));
+    else this.turns.run(r.turn, () => void this.parts.dataPlane.handle(req, res, r));
   }
 
   private upgrade(req: IncomingMessage, socket: Duplex, head: Buffer): void {
     const route = routeRequest(req.headers.host, req.url ?? "/", this.parts.dbDomain);
     if (!route) return void socket.end("HTTP/1.1 404 Not Found\r\nConnection: close\r\n\r\n");
-    const go = (t: Target) => {
-      const q = this.mine(t) ? this.quarantineOf(route) : undefined;
-      if (!this.mine(t)) this.parts.hop.upgrade(req, socket, head, this.portOf(t));
-      else if (q) refuseRaw(socket, quarantined(q));
-      else {
-        const key = this.turnKey(route);
-        this.parts.dataPlane.upgrade(req, socket, head, route, (work) => this.turns.run(key, work));
-      }
+    const go = (r: Resolution) => {
+      if (!this.mine(r)) return this.parts.hop.upgrade(req, socket, head, this.portOf(r.process));
+      const q = r.node.here ? this.quarantineOf(r) : undefined;
+      if (q) refuseRaw(socket, quarantined(q));
+      else this.parts.dataPlane.upgrade(req, socket, head, r, (work) => this.turns.run(r.turn, work));
     };
-    const t = targetOf(route, this.parts.directory, this.parts.count);
-    if (t instanceof Promise)
-      t.then(go).catch((e: unknown) =>
+    const r = this.parts.resolver.resolve(route, req);
+    if (r instanceof Promise)
+      r.then(go).catch((e: unknown) =>
         failUpgrade(socket, e, requestIdOf(req.headers[REQUEST_ID_HEADER]), this.parts.log),
       );
-    else go(t);
+    else go(r);
   }
 }

@@ -46,6 +46,7 @@ export interface ShardParts {
   keys: KeyCache;
   directory: RemoteDirectory;
   placement: PlacementMirror;
+  holders: RemoteHolders;
   leases: LeaseMirror;
   tally: UsageTally;
   metrics: ShoalMetrics;

@@ -5,6 +5,7 @@ import type { Channel } from "./channel.js";
 import { HopServer } from "./hop-server.js";
 import type { LeaseView, PrimaryMethods, ShardInit, ShardMethods } from "./protocol.js";
 import { type Quarantined, QuarantineMirror } from "./quarantine.js";
+import { Resolver } from "./resolver.js";
 import { markerPath, RunningMarker } from "./running-marker.js";
 import { ShardServer } from "./shard-server.js";
 import { type ShardParts, wireShard } from "./shard-wiring.js";
@@ -128,7 +129,7 @@ export async function startShard(
     dbDomain: init.config.dbDomain,
     headersTimeoutMs: init.config.headersTimeoutMs,
     dataPlane: parts.dataPlane,
-    directory: parts.directory,
+    resolver: new Resolver({ ...parts, count: init.count }),
     hop: parts.hop,
     sqlHop: hops.out,
     ports: init.ports,

@@ -16,9 +16,9 @@ import { Hop } from "../shards/hop.js";
 import { followShards, primaryAnswers } from "../shards/primary-answers.js";
 import { type PrimaryDataPlane, primaryDataPlane } from "../shards/primary-data-plane.js";
 import type { RequestHead } from "../shards/request-head.js";
+import { Resolver } from "../shards/resolver.js";
 import { PublicRouter, type Target } from "../shards/router.js";
 import type { Supervisor } from "../shards/supervisor.js";
-import { targetOf } from "../shards/targets.js";
 import { openPostgresStore } from "../store/postgres.js";
 import { openSqliteStore } from "../store/sqlite.js";
 import type { Store } from "../store/store.js";
@@ -70,11 +70,12 @@ class Routes {
   constructor(private readonly server: ShoalServer) {}
 
   serve(parts: Parts, dbDomain: string): void {
-    const { directory, supervisor } = parts;
+    const { supervisor } = parts;
     this.supervisor = supervisor;
+    const resolver = new Resolver({ ...parts, count: supervisor.count });
     this.decide = (head) => {
       const route = routeRequest(head.host, head.url, dbDomain);
-      return route ? targetOf(route, directory, supervisor.count, head.method) : PRIMARY;
+      return route ? resolver.process(route, head.method) : PRIMARY;
     };
   }
 
@@ -165,7 +166,11 @@ async function startShards(
   watchShards(parts.metrics, supervisor);
   const clientAddress = parts.clientProof.resolver(clientAddressResolver(config.trustedProxies));
   const hop = new Hop(parts.placement.nodeId, parts.clientProof, clientAddress);
-  return primaryDataPlane(parts, hop, { count: supervisor.count, ports: () => supervisor.internalPorts });
+  return primaryDataPlane(parts, hop, {
+    count: supervisor.count,
+    ports: () => supervisor.internalPorts,
+    clientAddress,
+  });
 }
 
 /** Joins the nodes, reconciles, then serves; on failure everything started here stops again. */

@@ -5,6 +5,7 @@
  * process case runs once (sqlite project): it starts its own PostgreSQL either way.
  */
 import { cp, mkdtemp, readFile, rm } from "node:fs/promises";
+import http from "node:http";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { createClient } from "@libsql/client";
@@ -13,8 +14,10 @@ import Database from "libsql";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { WebSocket } from "ws";
 import { loadOrCreateSigningKey } from "../../src/lib/signing-keys.js";
+import { ownerOf } from "../../src/shards/ownership.js";
 import { pipeline, sql } from "../helpers/dataplane.js";
 import { type Client, client } from "../helpers/http.js";
+import { scrape } from "../helpers/metrics.js";
 import { type PostgresServer, startPostgres } from "../helpers/postgres.js";
 import { type ShoalProcess, spawnShoal } from "../helpers/process.js";
 import { replicaClient } from "../helpers/replica-client.js";
@@ -40,6 +43,35 @@ const viaB = () => ({
   wsHost: `ws://${HOST}:${portOf(b)}`,
 });
 
+/** One request on `agent`, whose one kept-alive socket every request shares. */
+function postOn(
+  agent: http.Agent,
+  url: string,
+  token: string,
+  body: unknown,
+): Promise<{ status: number; text: string; servedBy: unknown }> {
+  return new Promise((resolve, reject) => {
+    const req = http.request(
+      url,
+      { agent, method: "POST", headers: { authorization: `Bearer ${token}` } },
+      (res) => {
+        const chunks: Buffer[] = [];
+        res.on("data", (c: Buffer) => chunks.push(c));
+        res.on("end", () =>
+          resolve({
+            status: res.statusCode ?? 0,
+            text: Buffer.concat(chunks).toString(),
+            servedBy: res.headers["x-shoal-served-by"],
+          }),
+        );
+        res.on("error", reject);
+      },
+    );
+    req.on("error", reject);
+    req.end(JSON.stringify(body));
+  });
+}
+
 async function dataDir(): Promise<string> {
   const d = await mkdtemp(path.join(tmpdir(), "shoal-any-node-"));
   dirs.push(d);
@@ -63,7 +95,8 @@ beforeAll(async () => {
   // A first: it takes every location, and B none.
   a = await spawnShoal(env(dirA, "node-a"));
   // B believes X-Forwarded-For from loopback; A doesn't, so only B's signed word can tell A.
-  b = await spawnShoal({ ...env(dirB, "node-b"), SHOAL_TRUSTED_PROXIES: "127.0.0.1" });
+  // Two shards at B: a request must leave B from the shard that read it, whichever owns the database.
+  b = await spawnShoal({ ...env(dirB, "node-b"), SHOAL_TRUSTED_PROXIES: "127.0.0.1", SHOAL_WORKERS: "2" });
   const admin = client(a.url, ADMIN_TOKEN);
   const u = await admin.post("/v1/admin/users", { username: ORG, email: `${ORG}@example.com` });
   expect(u.status, u.text).toBe(200);
@@ -256,6 +289,43 @@ describe("a database held by node A, asked through node B", () => {
     } finally {
       await owner.patch(configuration, { allowed_ips: [] });
     }
+  });
+
+  it("sends requests for A's databases on from whichever of B's shards read them, over one shared connection", async () => {
+    // Databases until both of B's shards own one: the connection's shard reads requests for both.
+    const names: string[] = [];
+    const owners = new Set<number>();
+    while (owners.size < 2 || names.length < 4) {
+      const name = `spread-${names.length}`;
+      const made = await owner.post(`/v1/organizations/${ORG}/databases`, { name });
+      expect(made.status, made.text).toBe(200);
+      names.push(name);
+      owners.add(ownerOf(made.body.database.DbId, 2));
+    }
+    const group = await owner.post(`/v1/organizations/${ORG}/groups/default/auth/tokens`);
+    expect(group.status, group.text).toBe(200);
+    const hopsAtB = async () => {
+      const m = await scrape(b.url, ADMIN_TOKEN);
+      return (
+        m.value("shoal_shard_hops_total", { way: "sql" }) + m.value("shoal_shard_hops_total", { way: "http" })
+      );
+    };
+    const before = await hopsAtB();
+    const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
+    try {
+      for (let round = 0; round < 3; round++)
+        for (const name of names) {
+          const r = await postOn(agent, `${b.url}/db/${ORG}/${name}/v2/pipeline`, group.body.jwt, {
+            requests: [sql(`SELECT '${name}' AS db`)],
+          });
+          expect(r.status, r.text).toBe(200);
+          expect(r.servedBy).toBe("node-a");
+          expect(r.text).toContain(name);
+        }
+    } finally {
+      agent.destroy();
+    }
+    expect(await hopsAtB()).toBe(before);
   });
 
   it("refuses a request another node already forwarded, with 421, over HTTP and WebSocket", async () => {

@@ -73,12 +73,13 @@ export async function openDataAccess(
  */
 export function openDataAccessCached(
   deps: DataAccessPorts,
-  locator: DatabaseLocator,
+  /** The database, by its record when the caller has just found it (else looked up in the cache). */
+  named: { locator: DatabaseLocator; record?: DataPlaneDatabase | undefined },
   token: string | undefined,
   peer?: string,
   at?: string,
 ): DataAccess | undefined {
-  const database = deps.directory.peek(locator);
+  const database = named.record ?? deps.directory.peek(named.locator);
   const claims = token && database ? deps.tokenVerifier.cached(token, trustOf(database)) : undefined;
   if (!database || !token || !claims || checkScope(database, claims) === "foreign") return undefined;
   if (at !== undefined && !database.locations.includes(at)) return undefined;
