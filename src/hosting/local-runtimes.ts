@@ -21,11 +21,7 @@ export class LocalRuntimes implements DatabaseRuntimes {
   }
 
   async position(location: string, dbId: string): Promise<FramePosition> {
-    return this.positionAt(this.ports.files.path(location, dbId));
-  }
-
-  positionAt(path: string): FramePosition {
-    return this.ports.hosted.at(path).frameLog.position();
+    return this.ports.hosted.at(this.ports.files.path(location, dbId)).frameLog.position();
   }
 
   applySchemaChange(child: DatabaseWithPlacement, change: SchemaChange): Promise<string | undefined> {

@@ -2,11 +2,9 @@ import type { ShipperStatus } from "../backup/shipper.js";
 import type { BuiltContent, ContentPlan, DatabaseContent } from "../domain/databases/ports.js";
 import type { InstanceFiles } from "../engine/instance-files.js";
 import type { PoolStats } from "../engine/pool.js";
-import type { SchemaChange } from "../engine/schema-journal.js";
 import type { ShippingControl } from "../hosting/backup-service.js";
-import type { DatabaseRuntimes, FramePosition } from "../hosting/database-runtimes.js";
+import { type DatabaseRuntimes, RUNTIME_CALLS, runtimeMethods } from "../hosting/database-runtimes.js";
 import type { UsageBatch } from "../hosting/usage-tally.js";
-import type { DatabaseWithPlacement } from "../store/databases.js";
 import { ownerOf } from "./ownership.js";
 import type { Supervisor } from "./supervisor.js";
 
@@ -15,7 +13,7 @@ import type { Supervisor } from "./supervisor.js";
  * to the shard owning it (`DatabaseRuntimes`), content is built where its source is served, and
  * shipping, usage counts and statistics are gathered from every shard.
  */
-export class NodeShards implements DatabaseRuntimes {
+export class NodeShards {
   constructor(
     private readonly supervisor: Supervisor,
     private readonly files: Pick<InstanceFiles, "path" | "remove">,
@@ -34,37 +32,16 @@ export class NodeShards implements DatabaseRuntimes {
     return `http://127.0.0.1:${this.supervisor.internalPorts.shards[this.ownerOf(dbId)]}`;
   }
 
-  remove(location: string, dbId: string, keepFiles = false): Promise<void> {
-    return this.supervisor.call(this.ownerOf(dbId), (r) => r.remove(location, dbId, keepFiles));
-  }
-
-  async position(location: string, dbId: string): Promise<FramePosition> {
-    const path = this.files.path(location, dbId);
-    const p = await this.supervisor.call(this.ownerOf(dbId), (r) => r.position(path));
-    return p ?? { generation: 1, frame: 0, index: 0 };
-  }
-
-  applySchemaChange(child: DatabaseWithPlacement, change: SchemaChange): Promise<string | undefined> {
-    return this.supervisor.call(this.ownerOf(child.id), (r) => r.applySchemaChange(child, change));
-  }
-
-  swapUpload(dbId: string, path: string, file: string, name: string): Promise<void> {
-    return this.supervisor.call(this.ownerOf(dbId), (r) => r.swapUpload(dbId, path, file, name), true);
-  }
-
-  swapRestored(
-    dbId: string,
-    dbPath: string,
-    restored: string,
-    next: { generation: number; index: number },
-    name: string,
-  ): Promise<boolean> {
-    return this.supervisor.call(
-      this.ownerOf(dbId),
-      (r) => r.swapRestored(dbId, dbPath, restored, next, name),
-      true,
-    );
-  }
+  /**
+   * The databases' running state (`DatabaseRuntimes`): each call goes to the shard owning the
+   * database it is about, as `RUNTIME_CALLS` says.
+   */
+  readonly runtimes: DatabaseRuntimes = runtimeMethods((method, args) => {
+    const how = RUNTIME_CALLS[method] as { database(...a: unknown[]): string; long: boolean };
+    const index = this.ownerOf(how.database(...args));
+    type Any = (...a: unknown[]) => Promise<never>;
+    return this.supervisor.call(index, (r) => (r[method] as Any)(...args), how.long) as never;
+  });
 
   /**
    * New databases' content, built by the shard serving what it is copied from (a branch or a

@@ -9,11 +9,9 @@ import type { BuiltContent, ContentPlan } from "../domain/databases/ports.js";
 import type { DatabaseKey } from "../engine/encryption/keys.js";
 import type { CommitEvent } from "../engine/hosted-databases.js";
 import type { PoolStats } from "../engine/pool.js";
-import type { SchemaChange } from "../engine/schema-journal.js";
-import type { FramePosition } from "../hosting/database-runtimes.js";
+import type { DatabaseRuntimes } from "../hosting/database-runtimes.js";
 import type { LeaseView } from "../hosting/primary-leases.js";
 import type { UsageBatch } from "../hosting/usage-tally.js";
-import type { DatabaseWithPlacement } from "../store/databases.js";
 import type { Quarantined } from "./quarantine.js";
 
 /**
@@ -75,21 +73,13 @@ export type PrimaryMethods = {
   heldPrimaries(fresh: boolean): Promise<Array<BackupPrimary & { location: string }>>;
 };
 
-/** What the node asks of a shard, about the databases it owns. */
-export type ShardMethods = {
+/**
+ * What the node asks of a shard, about the databases it owns: the running state every process's
+ * services reach (`DatabaseRuntimes`, declared once), and what only the node asks.
+ */
+export type ShardMethods = Pick<DatabaseRuntimes, keyof DatabaseRuntimes> & {
   ping(): "pong";
-  remove(location: string, dbId: string, keepFiles?: boolean): void;
-  position(path: string): FramePosition | undefined;
   buildContent(location: string, id: string, plan: ContentPlan, maxBytes: number): Promise<BuiltContent>;
-  applySchemaChange(child: DatabaseWithPlacement, change: SchemaChange): Promise<string | undefined>;
-  swapUpload(dbId: string, path: string, file: string, name: string): Promise<void>;
-  swapRestored(
-    dbId: string,
-    dbPath: string,
-    restored: string,
-    next: { generation: number; index: number },
-    name: string,
-  ): Promise<boolean>;
   /** Ends a database's current generation now (tests of generation changes use it). */
   rollover(path: string): boolean;
   prune(before: number): number;

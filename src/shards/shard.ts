@@ -1,5 +1,6 @@
 import { flushClosing } from "../engine/handle-release.js";
 import { watchRunningDatabase } from "../engine/running-database.js";
+import { runtimeMethods } from "../hosting/database-runtimes.js";
 import { armFailpoints } from "../lib/failpoints.js";
 import type { Channel } from "./channel.js";
 import { HopServer } from "./hop-server.js";
@@ -44,14 +45,10 @@ export interface Shard {
 function methodsOf(parts: ShardParts, server: ShardServer, hops: Hops): ShardMethods {
   const { hosted, runtimes, content, shipping, metrics, tally, dataPlane } = parts;
   return {
+    // The databases' running state, as the node's services ask it (hosting/database-runtimes.ts).
+    ...runtimeMethods((method, args) => (runtimes[method] as (...a: typeof args) => never)(...args)),
     ping: () => "pong",
-    remove: (location, dbId, keepFiles) => hosted.remove(location, dbId, keepFiles),
-    position: (path) => runtimes.positionAt(path),
     buildContent: (location, id, plan, maxBytes) => content.build(location, id, plan, maxBytes),
-    applySchemaChange: (child, change) => runtimes.applySchemaChange(child, change),
-    swapUpload: (dbId, path, file, name) => runtimes.swapUpload(dbId, path, file, name),
-    swapRestored: (dbId, dbPath, restored, next, name) =>
-      runtimes.swapRestored(dbId, dbPath, restored, next, name),
     rollover(path) {
       const db = hosted.at(path);
       const conn = db.checkout();

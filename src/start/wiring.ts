@@ -144,7 +144,7 @@ function hostingServices(ports: {
   log: Logger;
 }) {
   const { store, files, shards, directory, replicas, clock, log } = ports;
-  const runtimes: DatabaseRuntimes = shards;
+  const runtimes: DatabaseRuntimes = shards.runtimes;
   const kept = new KeptFiles(files);
   const instances = new InstanceLifecycle({ store, runtimes, replicas, directory, kept, log });
   return {
@@ -275,7 +275,7 @@ function laterParts(
   const primaries = primaryParts(config, {
     store,
     files,
-    runtimes: shards,
+    runtimes: shards.runtimes,
     replicas,
     directory,
     log,
@@ -291,7 +291,7 @@ function laterParts(
       store,
       files,
       shipping,
-      runtimes: shards,
+      runtimes: shards.runtimes,
       placement,
       instances,
       replicas,
@@ -339,7 +339,7 @@ export async function wire(config: Config, store: Store, log: Logger): Promise<W
   let sourceUrl = "";
   let backups: BackupService | undefined;
   const seeder = seederOf(config, () => backups);
-  const base = { files, primaries: shards, directory, dbTokenKey, clock, log, peers, seeder };
+  const base = { files, primaries: shards.runtimes, directory, dbTokenKey, clock, log, peers, seeder };
   // This node's replicas sync from the shard serving their primary, on its internal port.
   const syncFrom = (dbId?: string) => (dbId ? shards.urlOf(dbId) : sourceUrl);
   const { tokenVerifier, relay, replicas } = replicationParts(config, base, apiTokenKey, syncFrom);
