@@ -16,11 +16,13 @@ const SLICE_MS = 4;
 const CHUNK_CHARS = 64 * 1024;
 
 export function send(res: ServerResponse, status: number, body: string, contentType: string): void {
-  res.writeHead(status, {
+  const headers: Record<string, string | number> = {
     "content-type": contentType,
     "content-length": Buffer.byteLength(body),
-    ...corsHeaders(res.req),
-  });
+  };
+  // Most requests come from servers, with no Origin: no spread of an empty object for them.
+  if (res.req.headers.origin !== undefined) Object.assign(headers, corsHeaders(res.req));
+  res.writeHead(status, headers);
   // A string, not its bytes: node writes the head and a string body in one piece, where a
   // Buffer would cost an encoding into a new buffer first.
   res.end(body);

@@ -48,6 +48,30 @@ function locatorKey(l: DatabaseLocator): string {
 }
 
 /**
+ * A resolution, built field by field: an object spread of the route cost 4% of a shard's time
+ * under single-row inserts (V8 copies spread properties one by one through a slow path), and one
+ * shape for every request keeps the data plane's reads of it monomorphic.
+ */
+function resolution(
+  route: DataRoute,
+  record: DataPlaneDatabase | undefined,
+  node: NodeChoice,
+  process: Target,
+  turn: string,
+): Resolution {
+  return {
+    locator: route.locator,
+    viaHost: route.viaHost,
+    path: route.path,
+    location: route.location,
+    record,
+    node,
+    process,
+    turn,
+  };
+}
+
+/**
  * The one place a data-plane request's way is decided, in every process of the node: the public
  * port's router (for a new connection), the primary process and the shards (for each request).
  * Synchronous when the record and the location's holder are cached, as they are for a busy database.
@@ -113,7 +137,7 @@ export class Resolver {
     const process = this.shardOf(record, route.locator);
     const from = facts.headers?.[FORWARDED_BY];
     const node = chooseNode(this.parts, record, route, typeof from === "string" ? from : undefined);
-    const done = (n: NodeChoice): Resolution => ({ ...route, record, node: n, process, turn });
+    const done = (n: NodeChoice): Resolution => resolution(route, record, n, process, turn);
     return node instanceof Promise ? node.then(done) : done(node);
   }
 }
