@@ -209,7 +209,8 @@ export class HranaHttp {
       throw new ForbiddenError("a replication token only syncs", "AUTH_REPLICATION_ONLY");
     const body = await readJson(text);
     if (!Array.isArray(body.requests)) throw new ProtocolError("requests must be an array");
-    const requests: StreamRequest[] = await parseRequestsSliced(body.requests);
+    const parsed = parseRequestsSliced(body.requests);
+    const requests: StreamRequest[] = parsed instanceof Promise ? await parsed : parsed;
     noteStatements(req, requests);
     const { id, stream } = this.streamFor(a, batonOf(body), route);
     const budget = this.io.responses.budget();

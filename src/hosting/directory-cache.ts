@@ -3,20 +3,13 @@ import type { InstanceFiles } from "../engine/instance-files.js";
 import type { DatabaseForDataPlane } from "../store/databases.js";
 
 /**
- * Keys of the locators seen, by object: a request's locator is looked up several times on its way
- * (its shard, its turn, its access), and building and hashing a new string each time showed in
- * a single-row insert's profile.
+ * One key per way of naming a database (the same database named two ways is cached twice).
+ * Built anew each time: a request's locator is looked up once where it is read (see
+ * shards/resolver.ts), so remembering keys by locator object (a WeakMap entry per request) cost
+ * more than it saved.
  */
-const keys = new WeakMap<DatabaseLocator, string>();
-
-/** One key per way of naming a database (the same database named two ways is cached twice). */
 export function locatorKey(l: DatabaseLocator): string {
-  let key = keys.get(l);
-  if (key === undefined) {
-    key = "label" in l ? `l:${l.label}` : "id" in l ? `i:${l.id}` : `n:${l.orgSlug}/${l.name}`;
-    keys.set(l, key);
-  }
-  return key;
+  return "label" in l ? `l:${l.label}` : "id" in l ? `i:${l.id}` : `n:${l.orgSlug}/${l.name}`;
 }
 
 /**
