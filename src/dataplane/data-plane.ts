@@ -8,16 +8,13 @@ import { HttpStreams } from "./hrana/http-streams.js";
 import type { LocationServices } from "./hrana/location-stream.js";
 import { ResponseBytes, type ResponseLimits } from "./hrana/response-budget.js";
 import type { StreamLimits, StreamServices } from "./hrana/stream.js";
-import { StreamCounts } from "./hrana/stream-limits.js";
 import type { AfterStatementStep } from "./hrana/stream-services.js";
 import { HranaHttp } from "./http.js";
 import type { DataPlaneParts } from "./parts.js";
-import { CommitWaiters } from "./pull/commit-waiters.js";
 import type { PullServices } from "./pull/pull-updates.js";
 import { observeRequest } from "./request-log.js";
 import type { ResolvedRoute } from "./resolved-route.js";
 import type { SyncServices } from "./sync.js";
-import { SyncHorizons } from "./sync-horizons.js";
 import { HranaWebSockets } from "./ws.js";
 
 export interface DataPlaneSettings extends StreamLimits, ResponseLimits {
@@ -63,9 +60,7 @@ const AFTER_STATEMENT_FAILURES: Record<AfterStatementStep, string> = {
 export function createDataPlane(deps: DataPlaneParts, settings: DataPlaneSettings): DataPlane {
   const services: StreamServices & SyncServices & LocationServices & PullServices = {
     hosted: deps.hosted,
-    waiters: new CommitWaiters(deps.hosted),
     observe: (dbId, location, index) => deps.replicas.observe(dbId, location, index),
-    horizons: new SyncHorizons(),
     replicas: deps.replicas,
     readYourWritesMs: settings.txnTimeoutMs,
     holds: (location) => deps.placement.holds(location),
@@ -75,8 +70,9 @@ export function createDataPlane(deps: DataPlaneParts, settings: DataPlaneSetting
     ...(deps.disk ? { disk: deps.disk } : {}),
     limits: { txnTimeoutMs: settings.txnTimeoutMs, lockWaitMs: settings.lockWaitMs },
     // One database may never hold more than half the connections the server can open.
-    streamCounts: new StreamCounts(
-      Math.max(1, Math.min(settings.maxStreamsPerDatabase, Math.floor(deps.hosted.connectionLimit / 2))),
+    maxStreamsPerDatabase: Math.max(
+      1,
+      Math.min(settings.maxStreamsPerDatabase, Math.floor(deps.hosted.connectionLimit / 2)),
     ),
     schemaChanged(access, conn, statements) {
       failpoint("after-commit.schema-journal");
@@ -122,9 +118,9 @@ export function createDataPlane(deps: DataPlaneParts, settings: DataPlaneSetting
       else forward.upgrade(req, socket, head, route.node);
     },
     openStreams: () => streams.size,
-    pullWaiters: () => services.waiters.size,
+    pullWaiters: () => deps.hosted.commitWaiters,
     close() {
-      services.waiters.close();
+      deps.hosted.stopWaits();
       ws.closeAll();
       forward.closeAll();
       streams.closeAll();

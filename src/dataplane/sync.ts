@@ -8,7 +8,6 @@ import type { HostedDatabases } from "../engine/hosted-databases.js";
 import { FRAME_BYTES } from "../engine/wal.js";
 import { ProtocolError } from "./hrana/errors.js";
 import { errorBody, send } from "./http-io.js";
-import type { SyncHorizons } from "./sync-horizons.js";
 
 /** Frames served per request at most (the libSQL client asks for 128 at a time). */
 const MAX_FRAMES = 1024;
@@ -17,8 +16,6 @@ export interface SyncServices {
   hosted: HostedDatabases;
   /** Told where a location's replica stands, from the frames it asks for. */
   observe(dbId: string, location: string, index: number): void;
-  /** Where each of this node's replicas' syncs in progress stops. */
-  horizons: SyncHorizons;
 }
 
 function json(res: ServerResponse, status: number, body: unknown): void {
@@ -91,7 +88,10 @@ export function syncFrames(
   s: SyncServices,
 ): void {
   if (!(start >= 1 && end > start)) throw new ProtocolError("invalid frame range");
-  const log = s.hosted.at(access.path).frameLog;
+  const db = s.hosted.at(access.path);
+  const log = db.frameLog;
+  // Where each of this node's replicas' syncs in progress stops.
+  const horizons = db.syncHorizons;
   const read = log.read(g, start, Math.min(end, start + MAX_FRAMES));
   const rep = access.replicaOf;
   const replica = rep === undefined ? undefined : `${access.database.id}/${rep}`;
@@ -100,10 +100,10 @@ export function syncFrames(
     const index = log.indexAt(g, start - 1);
     if (index !== undefined) s.observe(access.database.id, rep, index);
     // The read brought the log's position up to date.
-    const limit = s.horizons.limit(replica, g, log.position());
+    const limit = horizons.limit(replica, g, log.position());
     if (limit !== undefined && start > limit) {
       // Everything up to where the primary stood when this sync began: this sync is done.
-      s.horizons.end(replica);
+      horizons.end(replica);
       caughtUp(res, g, limit);
       return;
     }
@@ -122,7 +122,7 @@ export function syncFrames(
     return;
   }
   if (read.kind === "past-end") {
-    if (replica !== undefined) s.horizons.end(replica);
+    if (replica !== undefined) horizons.end(replica);
     caughtUp(res, read.latest, log.position().frame);
     return;
   }

@@ -1,7 +1,9 @@
 import type { EngineConnection } from "./connection.js";
 import type { DatabaseKey } from "./encryption/keys.js";
 import { FrameLog } from "./frame-log.js";
+import { NextCommit } from "./next-commit.js";
 import { SchemaEpoch } from "./schema-follower.js";
+import { SyncHorizons } from "./sync-horizons.js";
 import { WriteLock } from "./write-lock.js";
 
 /** What a hosted database asks of the node that hosts it (see hosted-databases.ts). */
@@ -33,9 +35,11 @@ export interface ConnectionsOf {
 /**
  * One database file hosted on this node (a primary's, or a copy being built or swapped) and
  * everything that runs it: its connections, its write lock, its frame log and the exports that
- * pin its file. Its lifecycle is here too: `retire` closes what is open and lets no connection
- * opened before it go back to idle; the node's `remove` retires it and forgets it with its files.
- * Callers hold this object instead of reaching four maps by path.
+ * pin its file, and what its clients hold of it: the streams open on it, the pulls waiting for its
+ * next commit, and where each replica's sync of its history stops. Its lifecycle is here too:
+ * `retire` closes what is open and lets no connection opened before it go back to idle; the node's
+ * `remove` retires it and forgets it with its files. Callers hold this object instead of reaching
+ * maps by path or id.
  */
 export class HostedDatabase {
   readonly conns: ConnectionsOf = { idle: [], open: 0, inUse: 0, retiredAt: 0, parked: 0 };
@@ -48,9 +52,13 @@ export class HostedDatabase {
   followed = true;
   /** Moves whenever a statement that may change the schema runs on any of its connections. */
   readonly schemaEpoch = new SchemaEpoch();
+  /** Pulls waiting for its next commit (woken by the node when its frame log records one). */
+  readonly nextCommit = new NextCommit();
   private lock: WriteLock | undefined;
   private log: FrameLog | undefined;
+  private horizons: SyncHorizons | undefined;
   private exports = 0;
+  private streams = 0;
 
   constructor(
     readonly path: string,
@@ -98,6 +106,31 @@ export class HostedDatabase {
       await new Promise((resolve) => setTimeout(resolve, 10));
     }
     return true;
+  }
+
+  /**
+   * Counts a new stream on this database (each may hold a connection, and its descriptors, for as
+   * long as it stays open); false when it already has `limit`.
+   */
+  takeStream(limit: number): boolean {
+    if (this.streams >= limit) return false;
+    this.streams++;
+    return true;
+  }
+
+  releaseStream(): void {
+    if (this.streams > 0) this.streams--;
+  }
+
+  /** Streams open on this database now. */
+  get openStreams(): number {
+    return this.streams;
+  }
+
+  /** Where each replica's sync of this primary's history stops (see sync-horizons.ts). */
+  get syncHorizons(): SyncHorizons {
+    this.horizons ??= new SyncHorizons();
+    return this.horizons;
   }
 
   /** The one writer at a time, shared by every connection to the file. */

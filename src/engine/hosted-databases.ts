@@ -42,6 +42,7 @@ export type CommitStep = "frame-log" | "notice";
  */
 export class HostedDatabases {
   private readonly byPath = new Map<string, HostedDatabase>();
+  private waitsStopped = false;
   private readonly listeners: Array<(e: CommitEvent) => void> = [];
   private readonly lostListeners: Array<(path: string, generation: number) => void> = [];
   private readonly pool: ConnectionPool;
@@ -81,9 +82,23 @@ export class HostedDatabases {
     let db = this.byPath.get(path);
     if (!db) {
       db = new HostedDatabase(path, this.node);
+      if (this.waitsStopped) db.nextCommit.close();
       this.byPath.set(path, db);
     }
     return db;
+  }
+
+  /** Shutting down: every pull waiting for a commit answers now, and later ones don't wait. */
+  stopWaits(): void {
+    this.waitsStopped = true;
+    for (const db of this.byPath.values()) db.nextCommit.close();
+  }
+
+  /** Pulls waiting for a commit, all databases together (tests, diagnostics). */
+  get commitWaiters(): number {
+    let n = 0;
+    for (const db of this.byPath.values()) n += db.nextCommit.size;
+    return n;
   }
 
   /** The database instance of `dbId` in `location`. */
@@ -109,6 +124,8 @@ export class HostedDatabases {
       db.removed = true;
       db.retire();
       db.dropFrameLog();
+      // A pull waiting on it looks again, and finds it gone.
+      db.nextCommit.wake();
     }
     if (!keepFiles) this.files.remove(location, dbId);
   }
@@ -220,6 +237,7 @@ export class HostedDatabases {
 
   /** A frame log recorded commits that added frames: tell the listeners its new position. */
   private recorded(db: HostedDatabase): void {
+    db.nextCommit.wake();
     const event = { path: db.path, ...db.frameLog.position(), at: Date.now(), followed: db.followed };
     // One listener failing doesn't keep the others from hearing of the commit.
     for (const l of this.listeners) {

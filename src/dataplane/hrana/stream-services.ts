@@ -4,7 +4,6 @@ import type { EngineConnection } from "../../engine/connection.js";
 import type { HostedDatabases } from "../../engine/hosted-databases.js";
 import type { UsageRecorder } from "../../hosting/usage-tally.js";
 import type { AttachTarget } from "./authorize.js";
-import type { StreamCounts } from "./stream-limits.js";
 
 /** What a Hrana stream stands on: the engine's parts, the meter, its limits and the write fence. */
 export interface StreamLimits {
@@ -22,8 +21,8 @@ export interface StreamServices {
   hosted: HostedDatabases;
   meter: UsageRecorder;
   limits: StreamLimits;
-  /** Open streams per database, held to their limit. */
-  streamCounts: StreamCounts;
+  /** Streams one database may have open at once (counted by its HostedDatabase). */
+  maxStreamsPerDatabase: number;
   /** Resolves an `ATTACH` target: a database of the same organization, by name. */
   resolveAttach(access: DataAccess, name: string): Promise<AttachTarget | undefined>;
   /** Whether this node may write to the database's primary now (its lease; see hosting/primary-leases.ts). */

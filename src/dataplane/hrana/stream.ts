@@ -22,6 +22,7 @@ import { SchemaChangeLog } from "./schema-change-log.js";
 import { withoutServerPaths } from "./server-paths.js";
 import type { SqlStore } from "./sql-store.js";
 import { type DescribeResult, describePrepared, type SqlStream } from "./sql-stream.js";
+import { takeStream } from "./stream-limits.js";
 import type { AfterStatementStep, StreamServices } from "./stream-services.js";
 
 export type { BatchOutcome } from "./batch-steps.js";
@@ -57,8 +58,8 @@ export class HranaStream implements SqlStream {
     readonly sqls: SqlStore,
     private readonly services: StreamServices,
   ) {
-    services.streamCounts.take(access.database.id, access.database.name);
     this.db = services.hosted.at(access.path);
+    takeStream(this.db, services.maxStreamsPerDatabase, access.database.name);
   }
 
   get isClosed(): boolean {
@@ -116,7 +117,7 @@ export class HranaStream implements SqlStream {
   close(): void {
     if (this.closed) return;
     this.closed = true;
-    this.services.streamCounts.release(this.access.database.id);
+    this.db.releaseStream();
     if (this.running) {
       this.conn?.cancel();
       return;

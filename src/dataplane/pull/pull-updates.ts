@@ -8,7 +8,6 @@ import { ForbiddenError } from "../../errors.js";
 import { corsHeaders } from "../cors.js";
 import { ProtocolError } from "../hrana/errors.js";
 import { drained } from "../http-io.js";
-import type { CommitWaiters } from "./commit-waiters.js";
 import {
   encodeHeader,
   PAGE_FRAMING_BYTES,
@@ -21,8 +20,8 @@ import { formatRevision, parseRevision } from "./revision.js";
 import { loadZstd } from "./zstd.js";
 
 export interface PullServices {
+  /** The databases this node runs; a pull waits on its database's next commit there. */
   hosted: HostedDatabases;
-  waiters: CommitWaiters;
 }
 
 /** Longest a pull waits for a change, whatever it asks: proxies rarely keep a request open longer. */
@@ -60,7 +59,7 @@ export async function pullUpdates(
   if (from && !to && r.longPollMs > 0) {
     const deadline = Date.now() + Math.min(r.longPollMs, MAX_LONG_POLL_MS);
     while (log.position().index === from.index && Date.now() < deadline && !client.gone)
-      await s.waiters.wait(access.path, deadline - Date.now(), res);
+      await hosted.nextCommit.wait(deadline - Date.now(), res);
     if (client.gone) return;
   }
   const zstd = r.encoding === "zstd" ? await loadZstd() : undefined;

@@ -3,7 +3,7 @@
  * the horizon, later requests of the same sync keep it, and a pause or a "caught up" starts anew.
  */
 import { describe, expect, it } from "vitest";
-import { SyncHorizons } from "../../src/dataplane/sync-horizons.js";
+import { SyncHorizons } from "../../src/engine/sync-horizons.js";
 
 function clocked(pauseMs = 1000) {
   let now = 0;
