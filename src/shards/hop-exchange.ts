@@ -14,6 +14,8 @@ class HopRequest extends Readable {
   readonly method: string;
   readonly url: string;
   readonly socket: { remoteAddress: string | undefined };
+  /** Its body came whole with it (http-io.ts then takes it without waiting). */
+  readonly complete = true;
 
   constructor(head: HopRequestHead, body: Buffer) {
     super();
