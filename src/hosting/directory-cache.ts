@@ -19,7 +19,7 @@ export function locatorKey(l: DatabaseLocator): string {
  */
 export class DirectoryCache {
   private readonly records = new Map<string, { record: DataPlaneDatabase; at: number }>();
-  private readonly paths = new Map<string, string>();
+  private readonly paths = new Map<string, { location: string; path: string }>();
 
   constructor(
     private readonly ttlMs: number,
@@ -63,15 +63,17 @@ export class DirectoryCache {
     this.records.clear();
   }
 
-  /** File of a database's primary instance, remembered (building it is a path join per request). */
+  /**
+   * File of a database's primary instance, remembered (building it is a path join per request).
+   * Found by the record's id, whose hash the engine keeps with the string (the record is cached),
+   * where a key built per request would be hashed anew each time.
+   */
   pathOf(d: DatabaseForDataPlane, files: Pick<InstanceFiles, "path">): string {
-    const key = `${d.primary_location}/${d.id}`;
-    let p = this.paths.get(key);
-    if (p === undefined) {
-      if (this.paths.size >= this.maxEntries) this.paths.clear();
-      p = files.path(d.primary_location, d.id);
-      this.paths.set(key, p);
-    }
-    return p;
+    const hit = this.paths.get(d.id);
+    if (hit !== undefined && hit.location === d.primary_location) return hit.path;
+    if (this.paths.size >= this.maxEntries) this.paths.clear();
+    const path = files.path(d.primary_location, d.id);
+    this.paths.set(d.id, { location: d.primary_location, path });
+    return path;
   }
 }

@@ -37,7 +37,22 @@ const WORD = /^[A-Za-z]+/;
 /** `end` is SQLite's other spelling of `commit`. */
 const ALIASES: Record<string, StatementKind> = { end: "commit" };
 
+/** Kinds of texts seen lately: clients send the same few texts over and over. */
+const kinds = new Map<string, StatementKind>();
+const MAX_KINDS = 1024;
+
 export function statementKind(sql: string): StatementKind {
+  let kind = kinds.get(sql);
+  if (kind === undefined) {
+    kind = kindOf(sql);
+    // A client sending endless new texts empties it now and then; long texts aren't kept at all.
+    if (kinds.size >= MAX_KINDS) kinds.clear();
+    if (sql.length <= 1024) kinds.set(sql, kind);
+  }
+  return kind;
+}
+
+function kindOf(sql: string): StatementKind {
   const rest = sql.slice(LEADING.exec(sql)?.[0].length ?? 0);
   const word = WORD.exec(rest)?.[0].toLowerCase();
   if (word === undefined) return "other";

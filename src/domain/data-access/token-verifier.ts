@@ -3,7 +3,7 @@ import type { UnauthenticatedError } from "../../errors.js";
 import type { JwksFetchPolicy } from "../../lib/jwks.js";
 import { verifyJwt, verifyJwtSignature } from "../../lib/jwt.js";
 import type { SigningKey } from "../../lib/signing-keys.js";
-import type { Clock } from "../../lib/time.js";
+import { type Clock, systemClock } from "../../lib/time.js";
 import { dataAccessErrors } from "./errors.js";
 import { type OrgTrust, ProviderKeySets, type ProviderVerdict, stillTrusted } from "./provider-tokens.js";
 
@@ -71,7 +71,8 @@ export class DbTokenVerifier {
     hit: (TokenClaims & { trustedUntil?: number }) | undefined,
   ): TokenClaims | undefined {
     if (!hit) return undefined;
-    const nowSec = this.deps.clock().getTime() / 1000;
+    // The system clock's time without building a Date: this runs for every request.
+    const nowSec = (this.deps.clock === systemClock ? Date.now() : this.deps.clock().getTime()) / 1000;
     if ((hit.exp === undefined || hit.exp > nowSec) && (hit.trustedUntil ?? Infinity) > nowSec) return hit;
     this.cache.delete(key);
     return undefined;
