@@ -1,6 +1,7 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { setImmediate as yieldToLoop } from "node:timers/promises";
 import { corsHeaders } from "./cors.js";
+import { PipelineAnswer } from "./hrana/answer-text.js";
 import type { HranaCode } from "./hrana/error-codes.js";
 import { ProtocolError } from "./hrana/errors.js";
 import { writePieces } from "./hrana/json-pieces.js";
@@ -59,7 +60,11 @@ export async function sendJson(
   if (budget.small) {
     // A small answer was never counted against the total (see response-budget.ts).
     budget.settle();
-    const body = lines ? `${[...lines].map((l) => JSON.stringify(l)).join("\n")}\n` : JSON.stringify(value);
+    const body = lines
+      ? `${[...lines].map((l) => JSON.stringify(l)).join("\n")}\n`
+      : value instanceof PipelineAnswer
+        ? value.text()
+        : JSON.stringify(value);
     send(res, 200, body, contentType);
     return;
   }

@@ -8,6 +8,7 @@ import { REQUEST_ID_HEADER, requestIdOf } from "../lib/request-id.js";
 import type { ClientAddress } from "./client-address.js";
 import { CORS } from "./cors.js";
 import { serveDump, serveExport } from "./export.js";
+import { PipelineAnswer } from "./hrana/answer-text.js";
 import { batchCursorEntries } from "./hrana/cursor.js";
 import { dispatch } from "./hrana/dispatch.js";
 import { HranaError, ProtocolError } from "./hrana/errors.js";
@@ -237,7 +238,7 @@ export class HranaHttp {
       this.streams.release(id);
       throw e;
     }
-    await sendJson(res, { baton: this.streams.release(id), base_url: null, results }, budget);
+    await sendJson(res, new PipelineAnswer(this.streams.release(id), results), budget);
   }
 
   private async cursor(req: IncomingMessage, res: ServerResponse, route: ResolvedRoute): Promise<void> {
