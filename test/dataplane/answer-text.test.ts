@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { PipelineAnswer } from "../../src/dataplane/hrana/answer-text.js";
+import { CLOSED, PipelineAnswer } from "../../src/dataplane/hrana/answer-text.js";
 import { HranaError } from "../../src/dataplane/hrana/errors.js";
 import { batchResultJson, stmtResultJson } from "../../src/dataplane/hrana/results.js";
 import type { ExecResult, SqlValue } from "../../src/engine/connection.js";
@@ -43,12 +43,25 @@ function value(next: () => number): SqlValue {
   }
 }
 
+/** Column lists shared by results, as a prepared statement gives each of its results the same one. */
+const SHARED_COLUMNS = [
+  [],
+  [{ name: "v", decltype: "TEXT" }],
+  [
+    { name: 'a "quoted" name', decltype: null },
+    { name: "ünï", decltype: "BLOB" },
+  ],
+];
+
 function execResult(next: () => number): ExecResult {
   const width = Math.floor(next() * 4);
-  const columns = Array.from({ length: width }, (_, i) => ({
-    name: TEXTS[Math.floor(next() * TEXTS.length)]! + i,
-    decltype: next() < 0.3 ? null : "TEXT",
-  }));
+  const columns =
+    next() < 0.5
+      ? SHARED_COLUMNS[Math.floor(next() * SHARED_COLUMNS.length)]!
+      : Array.from({ length: width }, (_, i) => ({
+          name: TEXTS[Math.floor(next() * TEXTS.length)]! + i,
+          decltype: next() < 0.3 ? null : "TEXT",
+        }));
   return {
     columns,
     rows: Array.from({ length: Math.floor(next() * 4) }, () => columns.map(() => value(next))),
@@ -66,7 +79,7 @@ function results(next: () => number): unknown[] {
     const kind = Math.floor(next() * 5);
     if (kind <= 1)
       return { type: "ok", response: { type: "execute", result: stmtResultJson(execResult(next)) } };
-    if (kind === 2) return { type: "ok", response: { type: "close" } };
+    if (kind === 2) return { type: "ok", response: next() < 0.5 ? CLOSED : { type: "close" } };
     if (kind === 3)
       return { type: "error", error: new HranaError("SQLITE_ERROR", 'no such table: t "quoted"').toJSON() };
     return {
@@ -108,7 +121,7 @@ describe("a pipeline's answer written by hand", () => {
           }),
         },
       },
-      { type: "ok", response: { type: "close" } },
+      { type: "ok", response: CLOSED },
     ]);
     expect(JSON.parse(answer.text())).toEqual({
       baton: null,

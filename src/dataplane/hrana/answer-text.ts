@@ -33,9 +33,16 @@ export class PipelineAnswer {
   }
 }
 
-/** One result of a pipeline: an `execute` that succeeded is written by hand, anything else as usual. */
+/** What a `close` request answers: one object, so an answer can tell it by identity. */
+export const CLOSED: Readonly<{ type: "close" }> = Object.freeze({ type: "close" });
+
+/** Column lists written before, by the array a prepared statement gives every result it runs. */
+const colsTexts = new WeakMap<object, string>();
+
+/** One result of a pipeline: an `execute` or `close` that succeeded is written by hand, anything else as usual. */
 function resultText(entry: unknown): string {
   const e = entry as { type?: unknown; response?: { type?: unknown; result?: StmtResultJson } };
+  if (e.type === "ok" && e.response === CLOSED) return '{"type":"ok","response":{"type":"close"}}';
   const result = e.type === "ok" && e.response?.type === "execute" ? e.response.result : undefined;
   if (result === undefined || !(result.rows instanceof RowsJson)) return json(entry);
   return `{"type":"ok","response":{"type":"execute","result":${stmtText(result)}}}`;
@@ -43,18 +50,27 @@ function resultText(entry: unknown): string {
 
 /** A statement's result, its fields in the order `stmtResultJson` builds them. */
 function stmtText(r: StmtResultJson): string {
-  let cols = "[";
-  for (let i = 0; i < r.cols.length; i++) {
-    const c = r.cols[i]!;
-    cols += `${i > 0 ? "," : ""}{"name":${json(c.name)},"decltype":${c.decltype === null ? "null" : json(c.decltype)}}`;
-  }
   const rowid = r.last_insert_rowid === null ? "null" : json(r.last_insert_rowid);
   const index = r.replication_index === null ? "null" : json(r.replication_index);
+  // Counts are integers, which a template writes as JSON does.
   return (
-    `{"cols":${cols}],"rows":${rowsText(r.rows.rows)},"affected_row_count":${json(r.affected_row_count)},` +
-    `"last_insert_rowid":${rowid},"replication_index":${index},"rows_read":${json(r.rows_read)},` +
-    `"rows_written":${json(r.rows_written)},"query_duration_ms":${json(r.query_duration_ms)}}`
+    `{"cols":${colsText(r.cols)},"rows":${rowsText(r.rows.rows)},"affected_row_count":${r.affected_row_count},` +
+    `"last_insert_rowid":${rowid},"replication_index":${index},"rows_read":${r.rows_read},` +
+    `"rows_written":${r.rows_written},"query_duration_ms":${json(r.query_duration_ms)}}`
   );
+}
+
+function colsText(cols: StmtResultJson["cols"]): string {
+  let text = colsTexts.get(cols);
+  if (text !== undefined) return text;
+  text = "[";
+  for (let i = 0; i < cols.length; i++) {
+    const c = cols[i]!;
+    text += `${i > 0 ? "," : ""}{"name":${json(c.name)},"decltype":${c.decltype === null ? "null" : json(c.decltype)}}`;
+  }
+  text += "]";
+  colsTexts.set(cols, text);
+  return text;
 }
 
 function rowsText(rows: readonly SqlValue[][]): string {

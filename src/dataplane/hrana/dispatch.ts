@@ -1,4 +1,5 @@
 import type { RowBudget } from "../../engine/connection.js";
+import { CLOSED } from "./answer-text.js";
 import { toHranaError } from "./errors.js";
 import type { StreamRequest } from "./requests.js";
 import { batchResultJson, stmtResultJson } from "./results.js";
@@ -45,7 +46,7 @@ export function dispatch(stream: SqlStream, req: StreamRequest, budget?: RowBudg
       return { type: "close_sql" };
     case "close":
       stream.close();
-      return { type: "close" };
+      return CLOSED;
     case "get_autocommit":
       return { type: "get_autocommit", is_autocommit: stream.isAutocommit() };
   }
