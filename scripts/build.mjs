@@ -3,7 +3,16 @@
 // `npm run build` always builds; `--if-stale` (npm ci's prepare step, and npm start) builds only
 // when dist/ is missing or a source changed after the last build, so starting needs no compiler.
 import { spawnSync } from "node:child_process";
-import { existsSync, readdirSync, renameSync, rmSync, statSync, writeFileSync } from "node:fs";
+import {
+  chmodSync,
+  existsSync,
+  readdirSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from "node:fs";
 import { createRequire } from "node:module";
 import path from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
@@ -28,6 +37,19 @@ function newestInput() {
 export function isStale() {
   if (!existsSync(STAMP)) return true;
   return newestInput() > statSync(STAMP).mtimeMs;
+}
+
+/**
+ * Makes package.json's bin entries (`shoal`) executable in the fresh build: tsc writes files
+ * without the bit, and npm's link in node_modules/.bin runs the file itself, so after a rebuild
+ * `npx shoal` would answer "Permission denied".
+ */
+export function markExecutable(staging) {
+  const { bin = {} } = JSON.parse(readFileSync(path.join(ROOT, "package.json"), "utf8"));
+  for (const target of Object.values(bin)) {
+    const inStaging = path.join(staging, path.relative("dist", target));
+    if (existsSync(inStaging)) chmodSync(inStaging, 0o755);
+  }
 }
 
 /** Builds dist/ afresh; returns false (after tsc printed why) when the build fails. */
@@ -63,6 +85,7 @@ export function build() {
     rmSync(staging, { recursive: true, force: true });
     return false;
   }
+  markExecutable(staging);
   writeFileSync(path.join(staging, ".build-stamp"), `${new Date().toISOString()}\n`);
   rmSync(dist, { recursive: true, force: true });
   renameSync(staging, dist);

@@ -19,9 +19,10 @@ async function readVersion(): Promise<string> {
  * Runs Shoal as a command: `--help` and `--version` print and exit, touching nothing; otherwise
  * it starts with the settings in the environment and runs until SIGTERM or SIGINT. A start that
  * fails for a known reason prints one line and exits 1 or 2 (see `StartError`); anything else
- * prints its stack and exits 1. Resolves once the server is up.
+ * prints its stack and exits 1. Resolves once the server is up (true), or once `--help` or
+ * `--version` printed (false).
  */
-export async function runFromCommandLine(argv: readonly string[] = process.argv.slice(2)): Promise<void> {
+export async function runFromCommandLine(argv: readonly string[] = process.argv.slice(2)): Promise<boolean> {
   const fail = (message: string, code: number): never => {
     process.stderr.write(`shoal: ${message}\n`);
     process.exit(code);
@@ -29,8 +30,10 @@ export async function runFromCommandLine(argv: readonly string[] = process.argv.
   const action = parseArguments(argv);
   const version = await readVersion();
   if (action.kind === "bad") return fail(action.message, 2);
-  if (action.kind === "help") return void process.stdout.write(usage(version));
-  if (action.kind === "version") return void process.stdout.write(`shoal ${version}\n`);
+  if (action.kind !== "start") {
+    process.stdout.write(action.kind === "help" ? usage(version) : `shoal ${version}\n`);
+    return false;
+  }
   let config: Config;
   try {
     config = loadConfig(process.env, version);
@@ -54,11 +57,16 @@ export async function runFromCommandLine(argv: readonly string[] = process.argv.
     return fail(`failed to start: ${e instanceof Error ? (e.stack ?? e.message) : String(e)}`, 1);
   }
   const stop = (signal: string) => {
+    const started = performance.now();
     log.info({ signal }, "shutting down");
     // A second signal while draining means "now".
     process.once(signal, () => process.exit(1));
     shoal.close().then(
-      () => process.exit(0),
+      () => {
+        // The last line: an operator (or a supervisor's log) sees the stop finished, and how long it took.
+        log.info({ signal, ms: Math.round(performance.now() - started) }, "stopped");
+        process.exit(0);
+      },
       (e: unknown) => {
         log.error({ err: e }, "shutdown failed");
         process.exit(1);
@@ -67,6 +75,7 @@ export async function runFromCommandLine(argv: readonly string[] = process.argv.
   };
   process.once("SIGTERM", () => stop("SIGTERM"));
   process.once("SIGINT", () => stop("SIGINT"));
+  return true;
 }
 
 if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {

@@ -4,11 +4,11 @@
 import { runCli } from "./program.js";
 
 let serving = false;
-const startServer = async () => {
+const startServer = async (args: string[]) => {
   const { runFromCommandLine } = await import("../main.js");
-  // Arguments after `start` are the CLI's to parse; the server reads its settings from the environment.
-  await runFromCommandLine([]);
-  serving = true;
+  // `shoal start`'s arguments are the server's own (`--help`, `--version`; anything else is refused
+  // with a hint, as settings are environment variables).
+  serving = await runFromCommandLine(args);
 };
 
 const code = await runCli(

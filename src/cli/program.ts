@@ -21,7 +21,7 @@ function version(): string {
 }
 
 /** What `shoal start` runs: the server's own entry point, loaded only when asked for. */
-export type StartServer = () => Promise<void>;
+export type StartServer = (args: string[]) => Promise<void>;
 
 /** The whole command tree. */
 export function buildProgram(io: Io, startServer: StartServer): Command {
@@ -56,8 +56,13 @@ export function buildProgram(io: Io, startServer: StartServer): Command {
     .description(
       "Run the Shoal server in the foreground (settings are SHOAL_* environment variables; see the README)",
     )
-    .action(() =>
-      startServer().catch((e: unknown) => {
+    // The server reads its own arguments: `--help` lists every setting, and an option such as
+    // `--port 9000` is refused with the environment variable meant (SHOAL_PORT=9000).
+    .helpOption(false)
+    .allowUnknownOption()
+    .argument("[arguments...]")
+    .action((args: string[]) =>
+      startServer(args).catch((e: unknown) => {
         throw new CliError(`failed to start: ${messageOf(e)}`);
       }),
     );

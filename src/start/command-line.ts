@@ -1,3 +1,5 @@
+import { SETTING_NAMES } from "../config.js";
+
 /** What the command line asks for: start the server (the default), or print and exit. */
 export type Action =
   | { kind: "start" }
@@ -8,20 +10,34 @@ export type Action =
 /** Reads the arguments. Settings are environment variables; the only options print and exit. */
 export function parseArguments(argv: readonly string[]): Action {
   if (argv.length === 0) return { kind: "start" };
-  const [first] = argv;
+  const [first, second] = argv as [string, string | undefined];
   if (argv.length === 1 && (first === "--help" || first === "-h")) return { kind: "help" };
   if (argv.length === 1 && (first === "--version" || first === "-v")) return { kind: "version" };
+  const hint = settingHint(first, second);
   return {
     kind: "bad",
-    message: `unknown argument ${JSON.stringify(first)}: settings are environment variables (see --help)`,
+    message: `unknown argument ${JSON.stringify(first)}: settings are environment variables${hint ? `: set ${hint} instead` : ""} (see --help)`,
   };
+}
+
+/**
+ * The environment variable an option-like argument was meant as: `--port 9000` or `--port=9000`
+ * is `SHOAL_PORT=9000`. Undefined when no setting has that name.
+ */
+function settingHint(arg: string, next: string | undefined): string | undefined {
+  const m = /^--?([a-z][a-z0-9-]*)(?:=(.*))?$/i.exec(arg);
+  if (!m) return undefined;
+  const name = `SHOAL_${m[1]!.toUpperCase().replaceAll("-", "_")}`;
+  if (!SETTING_NAMES.includes(name)) return undefined;
+  const value = m[2] ?? (next !== undefined && !next.startsWith("-") ? next : "<value>");
+  return `${name}=${value}`;
 }
 
 /** The `--help` text: how to run it, and every setting with its default (the README explains each). */
 export function usage(version: string): string {
   return `Shoal ${version}: self-hosted libSQL databases with a Turso-compatible API.
 
-Usage: shoal [--help | --version]
+Usage: shoal start [--help | --version]   (also: npm start, node dist/main.js)
 
 Starts the server with the settings below, read from the environment. SIGTERM or Ctrl-C stops it
 cleanly. GET /health answers while it runs; GET /health/ready while its store and data folder work.

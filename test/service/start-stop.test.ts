@@ -1,5 +1,5 @@
 import { type ChildProcess, execFile, spawn } from "node:child_process";
-import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
+import { existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { mkdtemp, rm } from "node:fs/promises";
 import { createServer, type Server } from "node:net";
 import { tmpdir } from "node:os";
@@ -76,6 +76,8 @@ describe("npm start", () => {
     npm.kill("SIGTERM");
     expect(await exited).toBe(0);
     expect(out).toContain('"msg":"shutting down"');
+    // The last line says the stop finished.
+    expect(out.trim().split("\n").at(-1)).toMatch(/"signal":"SIGTERM".*"msg":"stopped"/);
     await expect(fetch(`${url}/health`)).rejects.toThrow();
     expect(existsSync(`/proc/${server}`)).toBe(false);
   }, 90_000);
@@ -96,7 +98,46 @@ describe("the command line", () => {
     const bad = await runShoalExpectingFailure({ SHOAL_DATA_DIR: data }, ["--port=1"]);
     expect(bad.code).toBe(2);
     expect(bad.output).toContain('unknown argument "--port=1"');
+    expect(bad.output).toContain("set SHOAL_PORT=1 instead");
     expect(existsSync(data)).toBe(false);
+  });
+
+  it("is the same through npm start and shoal start: --help lists the settings, --port says which one is meant", async () => {
+    const data = path.join(dir, "never-created-either");
+    const opts = { cwd: ROOT, env: env({ SHOAL_DATA_DIR: data }) };
+    const viaNpm = await run("npm", ["start", "--silent", "--", "--help"], opts);
+    expect(viaNpm.stdout).toContain("Usage: shoal start");
+    expect(viaNpm.stdout).toContain("SHOAL_DATA_DIR");
+    // The bin file itself, run as npm's link in node_modules/.bin runs it: executable after a build.
+    const cli = path.join(ROOT, "dist", "cli", "main.js");
+    expect(statSync(cli).mode & 0o111).not.toBe(0);
+    expect((await run(cli, ["start", "--help"], opts)).stdout).toBe(viaNpm.stdout);
+    for (const [command, args] of [
+      ["npm", ["start", "--silent", "--", "--port", "9000"]],
+      [cli, ["start", "--port", "9000"]],
+    ] as const) {
+      const refused = await run(command, [...args], opts).then(
+        () => ({ code: 0, stderr: "" }),
+        (e: { code: number; stderr: string }) => e,
+      );
+      expect(refused.code).toBe(2);
+      expect(refused.stderr).toContain(
+        'shoal: unknown argument "--port": settings are environment variables: set SHOAL_PORT=9000 instead',
+      );
+    }
+    expect(existsSync(data)).toBe(false);
+  }, 60_000);
+
+  it("stays executable after a build, which writes dist/ afresh (npx shoal after npm run build)", async () => {
+    const { markExecutable } = (await import(path.join(ROOT, "scripts", "build.mjs"))) as {
+      markExecutable(staging: string): void;
+    };
+    // A staging folder as the build leaves it: tsc writes the bin file without the bit.
+    const staging = await mkdtemp(path.join(dir, "staging-"));
+    mkdirSync(path.join(staging, "cli"));
+    writeFileSync(path.join(staging, "cli", "main.js"), "#!/usr/bin/env node\n", { mode: 0o644 });
+    markExecutable(staging);
+    expect(statSync(path.join(staging, "cli", "main.js")).mode & 0o777).toBe(0o755);
   });
 
   it("fails on a port in use with one line, before making the data folder", async () => {
