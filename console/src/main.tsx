@@ -1,3 +1,5 @@
+// First: the chart library reads navigator.language as it loads (see locale.ts).
+import "./locale.js";
 import { render } from "preact";
 import "uplot/dist/uPlot.min.css";
 import "./styles/base.css";

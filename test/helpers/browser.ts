@@ -82,17 +82,18 @@ export interface TestBrowser {
  * no component updates). Playwright gives every launch a fresh profile of its own
  * (`--user-data-dir` in a new temp folder, removed at close).
  */
-export async function launchBrowser(): Promise<TestBrowser> {
+export async function launchBrowser(opts: { posixLocale?: boolean } = {}): Promise<TestBrowser> {
   const { executable, lib, fonts } = await unpacked();
-  // A POSIX locale in the environment (`C`, or `en_US@posix` under some CI shells) reaches the
-  // page as navigator.language, which Intl refuses: the pages run in US English.
+  // The pages run in US English, whatever the machine's locale, so screenshots and texts are the
+  // same everywhere; `posixLocale` instead runs the browser as most servers and containers would
+  // (LANG=C.UTF-8), which gives the page a navigator.language Intl refuses (`en-US@posix`).
   const env: Record<string, string> = {
     ...(process.env as Record<string, string>),
     LD_LIBRARY_PATH: lib,
-    LANG: "en_US.UTF-8",
-    LANGUAGE: "en_US",
+    ...(opts.posixLocale ? { LANG: "C.UTF-8" } : { LANG: "en_US.UTF-8", LANGUAGE: "en_US" }),
   };
   delete env.LC_ALL;
+  if (opts.posixLocale) delete env.LANGUAGE;
   // The system's fonts when it has a fontconfig setup; the package's own otherwise.
   if (!existsSync("/etc/fonts/fonts.conf")) env.FONTCONFIG_PATH = fonts;
   const browser = await chromium.launch({
@@ -108,7 +109,7 @@ export async function launchBrowser(): Promise<TestBrowser> {
       "--disable-background-networking",
       "--disable-component-update",
       "--disable-sync",
-      "--lang=en-US",
+      ...(opts.posixLocale ? [] : ["--lang=en-US"]),
     ],
   });
   return {
