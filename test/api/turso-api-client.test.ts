@@ -161,7 +161,8 @@ describe("@tursodatabase/api against Shoal", () => {
     expect(await turso.databases.getInstance("sdk-db", "aws-us-east-1")).toMatchObject({ type: "primary" });
 
     const { jwt } = await turso.databases.createToken("sdk-db", { authorization: "full-access" });
-    const sql = createSqlClient({ url: `${h.url}/db/${team}/sdk-db/`, authToken: jwt });
+    // The URL as the README builds it from what this client returns (it has no http_url).
+    const sql = createSqlClient({ url: `${h.url}/db/${team}/${created.name}/`, authToken: jwt });
     await sql.execute("CREATE TABLE t (x)");
     await sql.execute("INSERT INTO t VALUES (1), (2)");
     expect((await sql.execute("SELECT count(*) AS n FROM t")).rows[0]?.n).toBe(2);
