@@ -249,3 +249,41 @@ describe("instance administration", () => {
     expect(t[1]![1]).toBe(h.url);
   });
 });
+
+describe("choosing a new database's group", () => {
+  it("uses an organization's only group, refuses a location or group it lacks, and says what an empty list means", async () => {
+    await h.ok(["org", "create", "Solo Shop"]);
+    const solo = ["--org", "solo-shop"];
+    // An empty organization: a hint instead of a bare header, and JSON stays a list.
+    expect(await h.ok(["db", "list", ...solo])).toBe(
+      "No databases yet. Create one with `shoal db create <name>`.\n",
+    );
+    expect(await h.json(["db", "list", ...solo])).toEqual([]);
+    await h.ok(["group", "create", "eu", "--location", "aws-eu-west-1", ...solo]);
+
+    // One group, not named default: it is the one used, as turso does.
+    expect(await h.json(["db", "create", "orders", ...solo])).toMatchObject({ Name: "orders", group: "eu" });
+    // A location the group doesn't have is refused, not ignored; one it has is fine.
+    const mars = await h.fails(["db", "create", "stock", "--location", "mars", ...solo]);
+    expect(mars).toContain("group eu has no location mars (it has aws-eu-west-1)");
+    expect(mars).toContain("shoal group locations add eu mars");
+    expect(await h.json(["db", "create", "stock", "--location", "aws-eu-west-1", ...solo])).toMatchObject({
+      group: "eu",
+    });
+    // A group that doesn't exist is named, for a create and for a list.
+    expect(await h.fails(["db", "create", "lost", "--group", "nosuch", ...solo])).toContain(
+      "the organization has no group named nosuch",
+    );
+    expect(await h.fails(["db", "list", "--group", "nosuch", ...solo])).toContain("shoal group list");
+    expect((await h.json<any[]>(["db", "list", ...solo])).map((d) => d.Name)).toEqual(["orders", "stock"]);
+
+    // Two groups and none named default: the choice is the user's.
+    await h.ok(["group", "create", "us", "--location", "aws-us-east-1", ...solo]);
+    expect(await h.fails(["db", "create", "ambiguous", ...solo])).toContain(
+      "choose one with --group (eu, us)",
+    );
+    expect(await h.ok(["db", "list", "--group", "us", ...solo])).toBe(
+      "Group us has no databases. Create one with `shoal db create <name> --group us`.\n",
+    );
+  });
+});

@@ -15,27 +15,45 @@ function rows(dbs: DatabaseInfo[]) {
 }
 
 /**
- * The group a new database goes in: `--group`, else `default`. An organization with no group at
- * all gets a `default` group first (as the turso CLI does), so a new user's first create works.
+ * The group a new database goes in: `--group`; else the organization's only group, or `default`.
+ * An organization with no group at all gets a `default` group first (as the turso CLI does), in
+ * `--location` if given, so a new user's first create works. A database lives in its group's
+ * locations: a `--location` the chosen group doesn't have is refused rather than ignored.
  */
 export async function groupFor(
   s: Session,
   requested: string | undefined,
   location: string | undefined,
 ): Promise<{ name: string; created: boolean }> {
-  if (requested) return { name: requested, created: false };
   const groups = await listAll<Group>(s.api, await s.orgPath("/groups"), "groups");
-  if (groups.some((g) => g.name === "default")) return { name: "default", created: false };
-  if (groups.length > 0) {
+  if (groups.length === 0 && requested === undefined) {
+    await s.api.call("POST", await s.orgPath("/groups"), {
+      body: { name: "default", location: location ?? (await defaultLocation(s)) },
+      hints: { 400: "the location codes are listed by `GET /v1/locations`" },
+    });
+    return { name: "default", created: true };
+  }
+  const group =
+    requested !== undefined
+      ? groups.find((g) => g.name === requested)
+      : (groups.find((g) => g.name === "default") ?? (groups.length === 1 ? groups[0] : undefined));
+  if (requested !== undefined && !group) {
+    throw new CliError(`the organization has no group named ${requested}`, groupChoice(groups));
+  }
+  if (!group) throw new CliError("the organization has no group named default", groupChoice(groups));
+  if (location !== undefined && !group.locations.includes(location)) {
     throw new CliError(
-      "the organization has no group named default",
-      `choose one with --group (${groups.map((g) => g.name).join(", ")})`,
+      `group ${group.name} has no location ${location} (it has ${group.locations.join(", ")})`,
+      `a database lives in its group's locations: add one with \`shoal group locations add ${group.name} ${location}\`, or leave --location out`,
     );
   }
-  await s.api.call("POST", await s.orgPath("/groups"), {
-    body: { name: "default", location: location ?? (await defaultLocation(s)) },
-  });
-  return { name: "default", created: true };
+  return { name: group.name, created: false };
+}
+
+function groupChoice(groups: Group[]): string {
+  return groups.length === 0
+    ? "create one with `shoal group create <name> --location <code>`"
+    : `choose one with --group (${groups.map((g) => g.name).join(", ")})`;
 }
 
 export function registerDb(program: Command, io: Io): Command {
@@ -59,11 +77,20 @@ function dbListCommand(db: Command, io: Io): void {
     .action(
       remote(io, async (s, _args, opts) => {
         if (opts.deleted) return printDeleted(s, io, opts.json === true);
-        const dbs = await listAll<DatabaseInfo>(s.api, await s.orgPath("/databases"), "databases", {
-          group: opts.group as string | undefined,
-        });
+        const group = opts.group as string | undefined;
+        // A group that doesn't exist is a mistake to say, not an empty list.
+        if (group !== undefined) {
+          await s.api.call("GET", await s.orgPath(`/groups/${encodeURIComponent(group)}`), {
+            hints: { 404: "see `shoal group list` for the organization's groups" },
+          });
+        }
+        const dbs = await listAll<DatabaseInfo>(s.api, await s.orgPath("/databases"), "databases", { group });
         await emit(io.stdout, opts.json, dbs, () =>
-          renderTable(["name", "group", "locations", "url"], rows(dbs)),
+          dbs.length > 0
+            ? renderTable(["name", "group", "locations", "url"], rows(dbs))
+            : group !== undefined
+              ? `Group ${group} has no databases. Create one with \`shoal db create <name> --group ${group}\`.\n`
+              : "No databases yet. Create one with `shoal db create <name>`.\n",
         );
       }),
     );
@@ -71,12 +98,13 @@ function dbListCommand(db: Command, io: Io): void {
 
 function dbCreateCommand(db: Command, io: Io): void {
   db.command("create")
-    .description(
-      "Create a database (in group `default`, created on first use, unless --group says otherwise)",
-    )
+    .description("Create a database (in --group, else the only group or `default`, created on first use)")
     .argument("<name>", "lowercase letters, digits and dashes")
     .option("--group <group>", "the group to create it in")
-    .option("--location <code>", "location of the `default` group, if this creates it")
+    .option(
+      "--location <code>",
+      "location of the `default` group if this creates it; else one the group must have",
+    )
     .option("--from-db <database>", "start as a copy of another database of the organization")
     .action(
       remote(io, async (s, [name], opts) => {
