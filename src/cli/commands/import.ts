@@ -56,8 +56,11 @@ export function registerImport(db: Command, io: Io): void {
     .description("Create a database from a SQLite file or a SQL dump (told apart by their content)")
     .argument("<name>", "the new database")
     .argument("<file>", "a SQLite database file, or SQL text such as `shoal db dump` writes")
-    .option("--group <group>", "the group to create it in (default: default)")
-    .option("--location <code>", "location of the `default` group if this creates it; else one the group must have")
+    .option("--group <group>", "the group to create it in (default: `default`, or the only group)")
+    .option(
+      "--location <code>",
+      "location of the `default` group if this creates it; else one the group must have",
+    )
     .action(
       remote(io, async (s, [rawName, file], opts) => {
         const name = String(rawName);
