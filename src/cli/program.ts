@@ -11,7 +11,7 @@ import { registerShell } from "./commands/shell.js";
 import { registerTokens } from "./commands/tokens.js";
 import { registerTransfer } from "./commands/transfer.js";
 import { type CompletionShell, completionScript, SHELLS } from "./completion.js";
-import { CliError, messageOf } from "./errors.js";
+import { CliError, inShoalTerms, messageOf } from "./errors.js";
 import { type Io, write } from "./io.js";
 
 /** The package's version, read from its package.json (two folders up from src/cli or dist/cli). */
@@ -107,7 +107,8 @@ export async function runCli(argv: string[], io: Io, startServer: StartServer): 
       return e.exitCode === 0 ? 0 : 1;
     }
     if (e instanceof CliError) {
-      await write(io.stderr, `shoal: ${e.message}\n${e.hint ? `  ${e.hint}\n` : ""}`);
+      const hint = e.hint ? `  ${inShoalTerms(e.hint)}\n` : "";
+      await write(io.stderr, `shoal: ${inShoalTerms(e.message)}\n${hint}`);
       return e.exitCode;
     }
     await write(io.stderr, `shoal: unexpected failure: ${messageOf(e)}\n`);

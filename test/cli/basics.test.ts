@@ -114,6 +114,9 @@ describe("logging in and out", () => {
     ]);
     expect(err).toContain("HTTP 401");
     expect(err).toContain("this API token is not valid on this Shoal");
+    // The server's message names the turso CLI's command; printed here it names this CLI's own.
+    expect(err).toContain("mint one with POST /v1/auth/api-tokens/{name} (shoal tokens create <name>)");
+    expect(err).not.toMatch(/\bturso /);
     expect(() => statSync(path.join(h.home, "never.json"))).toThrow();
   });
 
