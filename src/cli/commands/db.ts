@@ -7,6 +7,7 @@ import { emit, renderTable } from "../output.js";
 import type { Session } from "../session.js";
 import { type TokenOptions, tokenOptions } from "../token-permissions.js";
 import { confirm, remote } from "./context.js";
+import { registerDbConfig } from "./db-config.js";
 import { dbRestoreCommand, printDeleted } from "./db-deleted.js";
 import { defaultLocation, type Group } from "./group.js";
 
@@ -66,6 +67,7 @@ export function registerDb(program: Command, io: Io): Command {
 
   const tokens = db.command("tokens").description("Database tokens, for clients that send SQL");
   tokensCreateCommand(tokens, io);
+  registerDbConfig(db, tokens, io);
   return db;
 }
 
@@ -137,18 +139,17 @@ function dbShowCommand(db: Command, io: Io): void {
     .description("Show a database")
     .argument("<name>")
     .option("--url", "print only its URL (the path form, which needs no DNS)")
+    .option("--http-url", "the same as --url (the turso CLI's name)")
     .option("--hostname", "print only its hostname (needs DNS for the database domain)")
+    .option("--instance-urls", "print the URL of its instance in each location")
     .action(
       remote(io, async (s, [name], opts) => {
         const d = await getDatabase(s, String(name));
-        if (opts.url || opts.hostname) {
-          const value = opts.url ? d.http_url : d.Hostname;
-          await emit(
-            io.stdout,
-            opts.json,
-            opts.url ? { url: value } : { hostname: value },
-            () => `${value}\n`,
-          );
+        if (opts.instanceUrls) return printInstanceUrls(io, opts.json, d);
+        const url = opts.url || opts.httpUrl;
+        if (url || opts.hostname) {
+          const value = url ? d.http_url : d.Hostname;
+          await emit(io.stdout, opts.json, url ? { url: value } : { hostname: value }, () => `${value}\n`);
           return;
         }
         await emit(io.stdout, opts.json, d, () =>
@@ -173,6 +174,21 @@ function dbShowCommand(db: Command, io: Io): void {
         );
       }),
     );
+}
+
+/** Each location's instance, by path: `.../db/<org>/<db>@<location>/` reaches that location's copy. */
+async function printInstanceUrls(io: Io, json: boolean | undefined, d: DatabaseInfo): Promise<void> {
+  const instances = d.regions.map((location) => ({
+    location,
+    type: location === d.primaryRegion ? "primary" : "replica",
+    url: `${(d.http_url ?? "").replace(/\/$/, "")}@${location}/`,
+  }));
+  await emit(io.stdout, json, instances, () =>
+    renderTable(
+      ["location", "type", "url"],
+      instances.map((i) => [i.location, i.type, i.url]),
+    ),
+  );
 }
 
 function dbDestroyCommand(db: Command, io: Io): void {

@@ -5,6 +5,7 @@ import { emit, renderTable } from "../output.js";
 import type { Session } from "../session.js";
 import { type TokenOptions, tokenOptions, tokenRequest } from "../token-permissions.js";
 import { confirm, remote } from "./context.js";
+import { invalidateTokens } from "./db-config.js";
 
 export interface Group {
   name: string;
@@ -34,10 +35,9 @@ export function registerGroup(program: Command, io: Io): void {
   groupListCommand(group, io);
   groupCreateCommand(group, io);
   groupDestroyCommand(group, io);
-  groupTokensCreateCommand(
-    group.command("tokens").description("Group tokens, which open every database of a group"),
-    io,
-  );
+  const tokens = group.command("tokens").description("Group tokens, which open every database of a group");
+  groupTokensCreateCommand(tokens, io);
+  groupTokensInvalidateCommand(tokens, io);
 
   const locations = group.command("locations").description("Add or remove the group's locations");
   for (const [verb, method, done] of [
@@ -141,4 +141,22 @@ function groupTokensCreateCommand(tokens: Command, io: Io): void {
       await emit(io.stdout, opts.json, r, () => `${r.jwt}\n`);
     }),
   );
+}
+
+function groupTokensInvalidateCommand(tokens: Command, io: Io): void {
+  tokens
+    .command("invalidate")
+    .description("Invalidate every token of a group: its group tokens and its databases' tokens")
+    .argument("<group>")
+    .option("-y, --yes", "don't ask for confirmation")
+    .action(
+      remote(io, async (s, [name], opts) => {
+        await invalidateTokens(s, io, opts, {
+          what: `group ${name}`,
+          path: await s.orgPath(`/groups/${encodeURIComponent(String(name))}/auth/rotate`),
+          mint: `shoal group tokens create ${name}`,
+          hints: groupNotFound,
+        });
+      }),
+    );
 }

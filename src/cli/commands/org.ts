@@ -27,11 +27,13 @@ export function registerOrg(program: Command, io: Io): void {
   orgListCommand(org, io);
   orgCreateCommand(org, io);
   orgSwitchCommand(org, io);
+  orgDestroyCommand(org, io);
   orgRecoveryCommand(org, io);
 
   const members = org.command("members").description("The members of the organization and their roles");
   membersListCommand(members, io);
   membersAddCommand(members, io);
+  membersInviteCommand(members, io);
   membersRoleCommand(members, io);
   membersRemoveCommand(members, io);
 
@@ -174,6 +176,54 @@ function membersRemoveCommand(members: Command, io: Io): void {
           await s.orgPath(`/members/${encodeURIComponent(String(username))}`),
         );
         await emit(io.stdout, opts.json, r, () => `Removed ${username} from the organization.\n`);
+      }),
+    );
+}
+
+function orgDestroyCommand(org: Command, io: Io): void {
+  org
+    .command("destroy")
+    .description("Delete a team organization with its groups and databases (owners only)")
+    .argument("<slug>")
+    .option("-y, --yes", "don't ask for confirmation")
+    .action(
+      remote(io, async (s, [slug], opts) => {
+        await confirm(io, opts, `Delete organization ${slug} with all its groups and databases?`);
+        const r = await s.api.call("DELETE", `/v1/organizations/${encodeURIComponent(String(slug))}`, {
+          hints: { 404: "see your organizations with `shoal org list`" },
+        });
+        const current = await s.org();
+        const next = slug === current ? " Choose another with `shoal org switch <slug>`." : "";
+        await emit(io.stdout, opts.json, r, () => `Deleted organization ${slug}.${next}\n`);
+      }),
+    );
+}
+
+function membersInviteCommand(members: Command, io: Io): void {
+  members
+    .command("invite")
+    .description("Invite someone by e-mail (Shoal sends no mail: pass on the invite it prints)")
+    .argument("<email>")
+    .option("--role <role>", `${ROLES}`, "member")
+    .option("--admin", "invite as an admin (the turso CLI's flag; same as --role admin)")
+    .action(
+      remote(io, async (s, [email], opts) => {
+        const role = opts.admin ? "admin" : opts.role;
+        const r = await s.api.call<{ invited: { ID: number; Token: string; Role: string } }>(
+          "POST",
+          await s.orgPath("/invites"),
+          { body: { email, role } },
+        );
+        const { ID, Token } = r.invited;
+        const slug = await s.org();
+        await emit(
+          io.stdout,
+          opts.json,
+          r.invited,
+          () =>
+            `Invited ${email} to organization ${slug} as ${role}.\n` +
+            `They accept with POST /v1/user/invites/${ID}/accept and {"token": "${Token}"} once they have an account.\n`,
+        );
       }),
     );
 }
