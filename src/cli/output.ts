@@ -25,19 +25,26 @@ function cellText(c: Cell): string {
 
 /**
  * A table as the user reads it: a header row (in capitals unless `upper` is false: SQL column
- * names keep their case), columns separated by two spaces, as the turso CLI prints them.
+ * names keep their case; none when `headers` is false), columns separated by two spaces, as the
+ * turso CLI prints them.
  */
-export function renderTable(headers: string[], rows: Cell[][], opts: { upper?: boolean } = {}): string {
+export function renderTable(
+  headers: string[],
+  rows: Cell[][],
+  opts: { upper?: boolean; headers?: boolean } = {},
+): string {
+  const shown = opts.headers !== false;
   const texts = rows.map((r) => headers.map((_, i) => cellText(r[i])));
-  const widths = headers.map((h, i) => Math.max(widthOf(h), ...texts.map((r) => widthOf(r[i]!))));
+  const widths = headers.map((h, i) => Math.max(shown ? widthOf(h) : 0, ...texts.map((r) => widthOf(r[i]!))));
   const line = (cells: string[]) =>
     cells
       .map((c, i) => (i === cells.length - 1 ? c : c + " ".repeat(widths[i]! - widthOf(c))))
       .join("  ")
       .trimEnd();
   // SQL column names keep their case, so a rule marks where the header ends.
-  const head =
-    opts.upper === false
+  const head = !shown
+    ? []
+    : opts.upper === false
       ? [line(headers), line(widths.map((w) => "-".repeat(w)))]
       : [line(headers.map((h) => h.toUpperCase()))];
   return [...head, ...texts.map(line)].map((l) => `${l}\n`).join("");

@@ -100,6 +100,33 @@ describe("db shell from a pipe or a file", () => {
     );
   });
 
+  it("reads a file with .read, lists indexes with .indexes, and leaves out column names with .headers off", async () => {
+    const inner = path.join(h.home, "inner.sql");
+    writeFileSync(
+      inner,
+      "CREATE INDEX IF NOT EXISTS log_msg ON log (msg);\nSELECT count(*) AS n FROM log;\n",
+    );
+    const out = await h.ok(["db", "shell", "notes"], {
+      input: `.read ${inner}\n.indexes\n.indexes log\n.indexes notes\n.headers off\nSELECT 'x' AS col;\n.mode csv\nSELECT 1 AS a;\n`,
+    });
+    expect(out).toMatch(/^n\n-+\n\d+\nlog_msg\nlog_msg\nx\n1\r\n$/);
+    // A failure inside the file names the file and its line, and stops there.
+    const broken = path.join(h.home, "broken.sql");
+    writeFileSync(broken, "SELECT 1;\nSELECT * FROM nowhere;\nSELECT 2;\n");
+    const err = await h.fails(["db", "shell", "notes"], { input: `.read ${broken}\nSELECT 3;\n` });
+    expect(err).toContain(`${broken}, line 2: SQL input error: no such table: nowhere`);
+    expect(await h.fails(["db", "shell", "notes"], { input: ".read\n" })).toContain(".read needs a file");
+    expect(await h.fails(["db", "shell", "notes"], { input: ".headers maybe\n" })).toContain(
+      ".headers takes on or off",
+    );
+    // A file that reads itself stops instead of running forever.
+    const loop = path.join(h.home, "loop.sql");
+    writeFileSync(loop, `.read ${loop}\n`);
+    expect(await h.fails(["db", "shell", "notes"], { input: `.read ${loop}\n` })).toContain(
+      "nests more than",
+    );
+  });
+
   it("stops at the first error and rolls back the script's open transaction", async () => {
     const err = await h.fails(["db", "shell", "notes"], {
       input: "BEGIN;\nINSERT INTO log VALUES ('lost');\nINSERT INTO nowhere VALUES (1);\nCOMMIT;\n",
@@ -183,6 +210,8 @@ describe("db shell on a terminal", () => {
       pty.type("\u0004");
       expect(await pty.exited).toBe(0);
       expect(pty.text).not.toContain("never run\n");
+      // Leaving with Ctrl-D ends the prompt's line, so the terminal's own prompt starts afresh.
+      expect(pty.text.slice(at)).toMatch(/notes> \n$/);
     } finally {
       pty.kill();
     }

@@ -1,4 +1,7 @@
+import { writeFileSync } from "node:fs";
+import path from "node:path";
 import { createClient } from "@libsql/client";
+import Database from "libsql";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { CLI_ADMIN_TOKEN, CliHarness } from "../helpers/cli.js";
 import { client } from "../helpers/http.js";
@@ -132,5 +135,49 @@ describe("turso's commands in shoal", () => {
     expect(await h.ok(["org", "destroy", "crew", "--yes"])).toBe("Deleted organization crew.\n");
     expect((await h.json<Array<{ slug: string }>>(["org", "list"])).map((o) => o.slug)).toEqual(["admin"]);
     expect(await h.fails(["org", "destroy", "crew", "--yes"])).toContain("shoal org list");
+  });
+
+  it("db create starts a database from a SQLite file, a SQL dump, or another database as it was at a moment", async () => {
+    const file = path.join(h.home, "local.db");
+    const local = new Database(file);
+    local.exec("CREATE TABLE notes (body TEXT); INSERT INTO notes VALUES ('from a file')");
+    local.close();
+    const dump = path.join(h.home, "notes.sql");
+    writeFileSync(dump, "CREATE TABLE notes (body TEXT);\nINSERT INTO notes VALUES ('from a dump');\n");
+    const token = async (db: string) => (await h.ok(["db", "tokens", "create", db])).trim();
+    const rows = async (db: string) => {
+      const c = createClient({ url: `${h.url}/db/admin/${db}/`, authToken: await token(db) });
+      try {
+        return (await c.execute("SELECT body FROM notes ORDER BY rowid")).rows.map((r) => r.body);
+      } finally {
+        c.close();
+      }
+    };
+    await h.ok(["db", "create", "from-file", "--from-file", file]);
+    expect(await rows("from-file")).toEqual(["from a file"]);
+    await h.ok(["db", "create", "from-dump", "--from-dump", dump]);
+    expect(await rows("from-dump")).toEqual(["from a dump"]);
+    // Each option takes its own kind of file, and one source at a time.
+    expect(await h.fails(["db", "create", "wrong", "--from-file", dump])).toContain(
+      "not a SQLite database file",
+    );
+    expect(await h.fails(["db", "create", "wrong", "--from-dump", file])).toContain("use --from-file");
+    expect(await h.fails(["db", "create", "wrong", "--from-db", "shop", "--from-dump", dump])).toContain(
+      "give one of --from-db, --from-file and --from-dump",
+    );
+    expect(await h.fails(["db", "create", "wrong", "--timestamp", new Date().toISOString()])).toContain(
+      "give --from-db too",
+    );
+
+    // A copy as of a moment between two writes has the first and not the second.
+    const c = createClient({ url: `${h.url}/db/admin/from-dump/`, authToken: await token("from-dump") });
+    await new Promise((r) => setTimeout(r, 300));
+    const between = new Date().toISOString();
+    await new Promise((r) => setTimeout(r, 300));
+    await c.execute("INSERT INTO notes VALUES ('later')");
+    c.close();
+    await h.ok(["db", "create", "as-it-was", "--from-db", "from-dump", "--timestamp", between]);
+    expect(await rows("as-it-was")).toEqual(["from a dump"]);
+    expect(await rows("from-dump")).toEqual(["from a dump", "later"]);
   });
 });

@@ -4,57 +4,15 @@ import { type DatabaseInfo, getDatabase, mintDatabaseToken, notFoundHint } from 
 import { CliError } from "../errors.js";
 import type { Io } from "../io.js";
 import { emit, renderTable } from "../output.js";
-import type { Session } from "../session.js";
 import { type TokenOptions, tokenOptions } from "../token-permissions.js";
 import { confirm, remote } from "./context.js";
 import { registerDbConfig } from "./db-config.js";
 import { dbRestoreCommand, printDeleted } from "./db-deleted.js";
-import { defaultLocation, type Group } from "./group.js";
+import { groupFor } from "./group-choice.js";
+import { importFile } from "./import.js";
 
 function rows(dbs: DatabaseInfo[]) {
   return dbs.map((d) => [d.Name, d.group, d.regions.join(", "), d.http_url ?? d.Hostname]);
-}
-
-/**
- * The group a new database goes in: `--group`; else the organization's only group, or `default`.
- * An organization with no group at all gets a `default` group first (as the turso CLI does), in
- * `--location` if given, so a new user's first create works. A database lives in its group's
- * locations: a `--location` the chosen group doesn't have is refused rather than ignored.
- */
-export async function groupFor(
-  s: Session,
-  requested: string | undefined,
-  location: string | undefined,
-): Promise<{ name: string; created: boolean }> {
-  const groups = await listAll<Group>(s.api, await s.orgPath("/groups"), "groups");
-  if (groups.length === 0 && requested === undefined) {
-    await s.api.call("POST", await s.orgPath("/groups"), {
-      body: { name: "default", location: location ?? (await defaultLocation(s)) },
-      hints: { 400: "the location codes are listed by `GET /v1/locations`" },
-    });
-    return { name: "default", created: true };
-  }
-  const group =
-    requested !== undefined
-      ? groups.find((g) => g.name === requested)
-      : (groups.find((g) => g.name === "default") ?? (groups.length === 1 ? groups[0] : undefined));
-  if (requested !== undefined && !group) {
-    throw new CliError(`the organization has no group named ${requested}`, groupChoice(groups));
-  }
-  if (!group) throw new CliError("the organization has no group named default", groupChoice(groups));
-  if (location !== undefined && !group.locations.includes(location)) {
-    throw new CliError(
-      `group ${group.name} has no location ${location} (it has ${group.locations.join(", ")})`,
-      `a database lives in its group's locations: add one with \`shoal group locations add ${group.name} ${location}\`, or leave --location out`,
-    );
-  }
-  return { name: group.name, created: false };
-}
-
-function groupChoice(groups: Group[]): string {
-  return groups.length === 0
-    ? "create one with `shoal group create <name> --location <code>`"
-    : `choose one with --group (${groups.map((g) => g.name).join(", ")})`;
 }
 
 export function registerDb(program: Command, io: Io): Command {
@@ -108,18 +66,38 @@ function dbCreateCommand(db: Command, io: Io): void {
       "location of the `default` group if this creates it; else one the group must have",
     )
     .option("--from-db <database>", "start as a copy of another database of the organization")
+    .option("--timestamp <rfc3339>", "with --from-db: a copy of that database as it was then")
+    .option("--from-file <file>", "start from a SQLite database file (as `shoal db import` does)")
+    .option("--from-dump <file>", "start from SQL text, such as `shoal db dump` writes")
     .action(
       remote(io, async (s, [name], opts) => {
+        const sources = [opts.fromDb, opts.fromFile, opts.fromDump].filter((v) => v !== undefined);
+        if (sources.length > 1) throw new CliError("give one of --from-db, --from-file and --from-dump");
+        if (opts.timestamp !== undefined && opts.fromDb === undefined) {
+          throw new CliError("--timestamp says when to copy --from-db's database: give --from-db too");
+        }
         const group = await groupFor(
           s,
           opts.group as string | undefined,
           opts.location as string | undefined,
         );
-        const seed = opts.fromDb ? { type: "database", name: opts.fromDb } : undefined;
-        await s.api.call("POST", await s.orgPath("/databases"), {
-          body: { name, group: group.name, ...(seed ? { seed } : {}) },
-          hints: { 400: "check the name and `--group` (see `shoal group list`)" },
-        });
+        const file = (opts.fromFile ?? opts.fromDump) as string | undefined;
+        if (file !== undefined) {
+          const expect = opts.fromFile !== undefined ? "sqlite" : "dump";
+          await importFile(s, io, { name: String(name), group: group.name, path: file, expect });
+        } else {
+          const seed = opts.fromDb
+            ? {
+                type: "database",
+                name: opts.fromDb,
+                ...(opts.timestamp ? { timestamp: opts.timestamp } : {}),
+              }
+            : undefined;
+          await s.api.call("POST", await s.orgPath("/databases"), {
+            body: { name, group: group.name, ...(seed ? { seed } : {}) },
+            hints: { 400: "check the name, `--group` (see `shoal group list`) and `--timestamp`" },
+          });
+        }
         const d = await getDatabase(s, String(name));
         await emit(
           io.stdout,

@@ -7,7 +7,7 @@ import { emit } from "../output.js";
 import type { Session } from "../session.js";
 import { isSqliteFile, uploadDatabaseFile, uploadDump } from "../upload.js";
 import { remote } from "./context.js";
-import { groupFor } from "./db.js";
+import { groupFor } from "./group-choice.js";
 
 const taken = (name: string) => ({
   409: `database ${name} already exists: import into a new name, or run SQL in it with \`shoal db shell ${name} --file <file>\``,
@@ -65,24 +65,12 @@ export function registerImport(db: Command, io: Io): void {
       remote(io, async (s, [rawName, file], opts) => {
         const name = String(rawName);
         const path = String(file);
-        const handle = await open(path).catch((e: NodeJS.ErrnoException) => {
-          throw new CliError(`cannot read ${path}: ${e.code ?? e.message}`);
-        });
-        const [sqlite, { size }] = await Promise.all([isSqliteFile(handle), handle.stat()]);
-        await handle.close();
         const group = await groupFor(
           s,
           opts.group as string | undefined,
           opts.location as string | undefined,
         );
-        if (sqlite) await importSqliteFile(s, name, group.name, path, io);
-        else {
-          const dumpUrl = await uploadDump(s, path, size, io.stderr);
-          await s.api.call("POST", await s.orgPath("/databases"), {
-            body: { name, group: group.name, seed: { type: "dump", url: dumpUrl } },
-            hints: { ...taken(name), 400: "fix the dump and import it again" },
-          });
-        }
+        const { sqlite, size } = await importFile(s, io, { name, group: group.name, path });
         const d = await getDatabase(s, name);
         await emit(
           io.stdout,
@@ -93,4 +81,39 @@ export function registerImport(db: Command, io: Io): void {
         );
       }),
     );
+}
+
+/**
+ * Creates database `name` in `group` from the file at `path`: a SQLite file is uploaded, anything
+ * else is run as a SQL dump. `expect` refuses the other kind (`db create --from-file|--from-dump`).
+ */
+export async function importFile(
+  s: Session,
+  io: Io,
+  target: { name: string; group: string; path: string; expect?: "sqlite" | "dump" },
+): Promise<{ sqlite: boolean; size: number }> {
+  const { name, group, path } = target;
+  const handle = await open(path).catch((e: NodeJS.ErrnoException) => {
+    throw new CliError(`cannot read ${path}: ${e.code ?? e.message}`);
+  });
+  const [sqlite, { size }] = await Promise.all([isSqliteFile(handle), handle.stat()]);
+  await handle.close();
+  if (target.expect === "sqlite" && !sqlite) {
+    throw new CliError(`${path} is not a SQLite database file`, "for SQL text, use --from-dump");
+  }
+  if (target.expect === "dump" && sqlite) {
+    throw new CliError(
+      `${path} is a SQLite database file, not SQL text`,
+      "for a database file, use --from-file",
+    );
+  }
+  if (sqlite) await importSqliteFile(s, name, group, path, io);
+  else {
+    const dumpUrl = await uploadDump(s, path, size, io.stderr);
+    await s.api.call("POST", await s.orgPath("/databases"), {
+      body: { name, group, seed: { type: "dump", url: dumpUrl } },
+      hints: { ...taken(name), 400: "fix the dump and import it again" },
+    });
+  }
+  return { sqlite, size };
 }

@@ -49,8 +49,11 @@ function csvField(text: string): string {
   return /[",\r\n]/.test(text) ? `"${text.replace(/"/g, '""')}"` : text;
 }
 
-/** The rows of one statement in the shell's output mode; nothing for a statement without columns. */
-export function formatResult(r: StatementResult, mode: Mode): string {
+/**
+ * The rows of one statement in the shell's output mode; nothing for a statement without columns.
+ * `headers` off (`.headers off`) leaves out the column names of a table or CSV.
+ */
+export function formatResult(r: StatementResult, mode: Mode, headers = true): string {
   if (r.cols.length === 0) return "";
   const names = columnNames(r);
   if (mode === "json") {
@@ -58,12 +61,12 @@ export function formatResult(r: StatementResult, mode: Mode): string {
     return `${JSON.stringify(rows, null, 2)}\n`;
   }
   if (mode === "csv") {
-    const lines = [names, ...r.rows.map((row) => row.map((v) => textOf(v, "")))];
+    const lines = [...(headers ? [names] : []), ...r.rows.map((row) => row.map((v) => textOf(v, "")))];
     return lines.map((l) => `${l.map(csvField).join(",")}\r\n`).join("");
   }
   return renderTable(
     names,
     r.rows.map((row) => row.map((v) => textOf(v, "NULL"))),
-    { upper: false },
+    { upper: false, headers },
   );
 }

@@ -82,6 +82,9 @@ export async function interactive(shell: Shell, io: Io, historyFile: string): Pr
     rl.setPrompt(feeder.pending ? "...> ".padStart(prompt.length) : prompt);
     rl.prompt();
   }
+  // Left with Ctrl-D, the cursor is still after the prompt: end that line, so the terminal's own
+  // prompt starts on a line of its own.
+  if (!shell.quit) await write(io.stdout, "\n");
   rl.close();
   await saving;
 }

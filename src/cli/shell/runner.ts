@@ -21,6 +21,7 @@ export class ScriptError extends CliError {
 export class Shell {
   readonly stream: HranaStream;
   mode: Mode;
+  headers = true;
   quit = false;
 
   constructor(
@@ -33,7 +34,7 @@ export class Shell {
   }
 
   async print(r: StatementResult): Promise<void> {
-    const text = formatResult(r, this.mode);
+    const text = formatResult(r, this.mode, this.headers);
     if (text) await write(this.out, text);
   }
 
