@@ -5,6 +5,7 @@ import { registerAuth } from "./commands/auth.js";
 import { registerDb } from "./commands/db.js";
 import { registerGroup } from "./commands/group.js";
 import { registerImport } from "./commands/import.js";
+import { registerInspect } from "./commands/inspect.js";
 import { registerMigrate } from "./commands/migrate.js";
 import { registerOrg } from "./commands/org.js";
 import { registerShell } from "./commands/shell.js";
@@ -71,6 +72,7 @@ export function buildProgram(io: Io, startServer: StartServer): Command {
   registerOrg(program, io);
   registerGroup(program, io);
   const db = registerDb(program, io);
+  registerInspect(program, db, io);
   registerShell(db, io);
   registerTransfer(db, io);
   registerImport(db, io);

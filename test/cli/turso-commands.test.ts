@@ -180,4 +180,49 @@ describe("turso's commands in shoal", () => {
     expect(await rows("as-it-was")).toEqual(["from a dump"]);
     expect(await rows("from-dump")).toEqual(["from a dump", "later"]);
   });
+
+  it("db inspect shows a database's size and this month's rows, and --queries its costliest statements", async () => {
+    await h.ok(["db", "create", "ledger"]);
+    const jwt = (await h.ok(["db", "tokens", "create", "ledger"])).trim();
+    const c = createClient({ url: `${h.url}/db/admin/ledger/`, authToken: jwt });
+    await c.execute("CREATE TABLE entries (amount INTEGER)");
+    for (let i = 0; i < 3; i++) await c.execute("INSERT INTO entries VALUES (1)");
+    await c.execute("SELECT * FROM entries");
+    c.close();
+    // Usage reaches the store at the node's next flush.
+    let inspected: Record<string, any> = {};
+    for (let i = 0; i < 50 && !(inspected.rows_written >= 3); i++) {
+      inspected = await h.json(["db", "inspect", "ledger"]);
+      if (!(inspected.rows_written >= 3)) await new Promise((r) => setTimeout(r, 200));
+    }
+    expect(inspected).toMatchObject({ name: "ledger", rows_written: 3, rows_read: 3 });
+    expect(inspected.storage_bytes).toBeGreaterThan(0);
+    const text = await h.ok(["db", "inspect", "ledger"]);
+    expect(text).toMatch(/rows written this month\s+3\n/);
+    expect(text).toMatch(/size\s+\d+(\.\d)? KB\n/);
+    const queries = await h.json<Array<{ query: string; count: number }>>([
+      "db",
+      "inspect",
+      "ledger",
+      "--queries",
+    ]);
+    expect(queries).toContainEqual(
+      expect.objectContaining({ query: "INSERT INTO entries VALUES (1)", count: 3 }),
+    );
+    expect(await h.ok(["db", "inspect", "ledger", "--queries"])).toMatch(
+      /^STATEMENT\s+ROWS READ\s+ROWS WRITTEN\s+RUNS\n/,
+    );
+    expect(await h.fails(["db", "inspect", "nosuch"])).toContain("shoal db list");
+  });
+
+  it("plan show gives the plan, overages, and the month's use against each quota", async () => {
+    const shown = await h.json(["plan", "show"]);
+    expect(shown).toMatchObject({ plan: expect.any(String), overages: expect.any(Boolean) });
+    expect(shown.usage.databases).toBeGreaterThanOrEqual(1);
+    const text = await h.ok(["plan", "show"]);
+    expect(text).toMatch(
+      new RegExp(`^Plan ${shown.plan}, overages (on|off)\\.\nRESOURCE\\s+USED\\s+QUOTA\n`),
+    );
+    expect(text).toMatch(new RegExp(`databases\\s+${shown.usage.databases}\\s+`));
+  });
 });
