@@ -127,6 +127,28 @@ describe("db shell from a pipe or a file", () => {
     );
   });
 
+  it("runs on a database given by its URL and token, without logging in", async () => {
+    const url = (await h.ok(["db", "show", "notes", "--url"])).trim();
+    const token = (await h.ok(["db", "tokens", "create", "notes"])).trim();
+    // No config file, no API token: only the URL and the database token.
+    const bare = { SHOAL_CONFIG: path.join(h.home, "absent-config.json"), SHOAL_TOKEN: "" };
+    const q = "SELECT count(*) AS n FROM notes";
+    const counted = await h.json(["db", "shell", `${url}?authToken=${token}`, q], { env: bare });
+    expect(counted).toEqual([{ n: expect.any(Number) }]);
+    expect(await h.json(["db", "shell", url, q, "--auth-token", token], { env: bare })).toEqual(counted);
+    expect(
+      await h.json(["db", "shell", url.replace(/\/$/, ""), q], { env: { ...bare, SHOAL_DB_TOKEN: token } }),
+    ).toEqual(counted);
+    // ws:// is the same server's HTTP.
+    expect(
+      await h.json(["db", "shell", url.replace("http://", "ws://"), q, "--auth-token", token], { env: bare }),
+    ).toEqual(counted);
+    expect(await h.fails(["db", "shell", url, q], { env: bare })).toContain("no token for");
+    expect(await h.fails(["db", "shell", url, q, "--auth-token", "not-a-token"], { env: bare })).toContain(
+      "401",
+    );
+  });
+
   it("stops at the first error and rolls back the script's open transaction", async () => {
     const err = await h.fails(["db", "shell", "notes"], {
       input: "BEGIN;\nINSERT INTO log VALUES ('lost');\nINSERT INTO nowhere VALUES (1);\nCOMMIT;\n",
