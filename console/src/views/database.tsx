@@ -18,7 +18,18 @@ export function DatabasePage({ name }: { name: string }) {
   const base = databasePath(org.slug, name);
   const db = useLoad(() => api.get<{ database: Database }>(base).then((r) => r.database), [base]);
   const del = useAction();
-  if (!db.data) return db.error ? <ErrorNote message={db.error} /> : <Busy label="Loading the database…" />;
+  if (!db.data) {
+    if (!db.error) return <Busy label="Loading the database…" />;
+    return (
+      <>
+        <h1>{name}</h1>
+        <ErrorNote message={db.error} />
+        <p>
+          <a href={href("orgs", org.slug, "databases")}>Back to the databases of {org.slug}</a>
+        </p>
+      </>
+    );
+  }
   const d = db.data;
   const url = pathUrl(org.slug, d.Name);
   const snippet = `import { createClient } from "@libsql/client";

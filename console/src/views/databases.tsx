@@ -52,20 +52,7 @@ export function Databases() {
           <p>{search ? `No database name contains “${search}”.` : "No databases yet."}</p>
         )}
         {page.data && page.data.databases.length > 0 && (
-          <Table label="Databases" head={["Name", "Group", "Locations", "Notes"]}>
-            {page.data.databases.map((d) => (
-              <tr key={d.DbId}>
-                <td>
-                  <a href={href("orgs", org.slug, "databases", d.Name)}>{d.Name}</a>
-                </td>
-                <td>
-                  <a href={href("orgs", org.slug, "groups", d.group)}>{d.group}</a>
-                </td>
-                <td>{d.regions.join(", ")}</td>
-                <td>{notes(d)}</td>
-              </tr>
-            ))}
-          </Table>
+          <DatabaseTable org={org.slug} databases={page.data.databases} />
         )}
         <div class="row pager">
           <Button disabled={cursors.length < 2} onClick={() => setCursors((c) => c.slice(0, -1))}>
@@ -85,6 +72,27 @@ export function Databases() {
       </Section>
       <RecentlyDeleted />
     </>
+  );
+}
+
+/** A page of databases; the Notes column only when some database on it has something to note. */
+function DatabaseTable({ org, databases }: { org: string; databases: Database[] }) {
+  const withNotes = databases.some((d) => notes(d) !== "");
+  return (
+    <Table label="Databases" head={["Name", "Group", "Locations", ...(withNotes ? ["Notes"] : [])]}>
+      {databases.map((d) => (
+        <tr key={d.DbId}>
+          <td>
+            <a href={href("orgs", org, "databases", d.Name)}>{d.Name}</a>
+          </td>
+          <td>
+            <a href={href("orgs", org, "groups", d.group)}>{d.group}</a>
+          </td>
+          <td>{d.regions.join(", ")}</td>
+          {withNotes && <td>{notes(d)}</td>}
+        </tr>
+      ))}
+    </Table>
   );
 }
 

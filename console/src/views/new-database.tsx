@@ -25,7 +25,11 @@ export function NewDatabase() {
   const [moment, setMoment] = useState("");
   const [sizeLimit, setSizeLimit] = useState("");
   const action = useAction();
-  const chosenGroup = group || groups.data?.groups[0]?.name || "";
+  // `default` first (what the API and the CLI use when no group is named), then by name.
+  const choices = [...(groups.data?.groups ?? [])].sort(
+    (a, b) => Number(b.name === "default") - Number(a.name === "default") || a.name.localeCompare(b.name),
+  );
+  const chosenGroup = group || choices[0]?.name || "";
   const submit = async (e: Event) => {
     e.preventDefault();
     const made = await action.run(async () => {
@@ -60,7 +64,7 @@ export function NewDatabase() {
           </Field>
           <Field label="Group">
             <select value={chosenGroup} onChange={(e) => setGroup(e.currentTarget.value)}>
-              {groups.data?.groups.map((g) => (
+              {choices.map((g) => (
                 <option key={g.uuid} value={g.name}>
                   {g.name} ({g.locations.join(", ")})
                 </option>

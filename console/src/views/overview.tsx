@@ -71,6 +71,8 @@ export function Overview() {
     }
   };
   const q = plan.data?.plan?.quotas;
+  // A plan without a single quota (the self-hosted default): overages are moot.
+  const unlimited = q !== undefined && Object.values(q).every((v) => v === null);
   const u = plan.data?.usage;
   return (
     <>
@@ -106,8 +108,19 @@ export function Overview() {
           With overages on, usage past the plan's quotas is allowed and nothing is blocked. Overages are{" "}
           <strong>{org.overages ? "on" : "off"}</strong>.
         </p>
+        {unlimited && (
+          <p class="hint">
+            This organization's plan has no quotas, so nothing is ever blocked and overages change nothing
+            until it gets some.
+          </p>
+        )}
         {canWrite ? (
-          <Button kind="primary" busy={overages.busy} onClick={toggle} aria-pressed={org.overages}>
+          <Button
+            kind={unlimited ? undefined : "primary"}
+            busy={overages.busy}
+            onClick={toggle}
+            aria-pressed={org.overages}
+          >
             {org.overages ? "Turn overages off" : "Turn overages on"}
           </Button>
         ) : (

@@ -1,0 +1,71 @@
+import type { BrowserContext, Page } from "playwright-core";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { launchBrowser, type TestBrowser } from "../helpers/browser.js";
+import { builtConsole, screenshot, signIn } from "../helpers/console.js";
+import { client } from "../helpers/http.js";
+import { startTestShoal, type TestShoal } from "../helpers/shoal.js";
+
+let h: TestShoal;
+let b: TestBrowser;
+let context: BrowserContext;
+let page: Page;
+
+const admin = () => client(h.url, h.adminToken);
+const nav = (name: string) => page.getByRole("navigation", { name: "Sections" }).getByRole("link", { name });
+
+beforeAll(async () => {
+  const [dir, browser] = await Promise.all([builtConsole(), launchBrowser()]);
+  h = await startTestShoal({}, { consoleDir: dir });
+  b = browser;
+  // A group whose name sorts before `default`: the form must still pick `default`.
+  await admin().post("/v1/organizations/admin/groups", { name: "aaa", location: "aws-eu-west-1" });
+  await admin().post("/v1/organizations/admin/groups", { name: "default", location: "aws-us-east-1" });
+  await admin().post("/v1/organizations/admin/databases", { name: "plain", group: "default" });
+  context = await b.browser.newContext({ viewport: { width: 1280, height: 900 } });
+  page = await context.newPage();
+  page.setDefaultTimeout(25_000);
+  await signIn(page, h.url, h.adminToken);
+}, 120_000);
+
+afterAll(async () => {
+  await context?.close();
+  await b?.close();
+  await h?.close();
+});
+
+describe("the console's details", { timeout: 90_000 }, () => {
+  it("says on an unlimited plan that overages change nothing", async () => {
+    await page.getByRole("heading", { name: "admin (personal)" }).waitFor();
+    await page.getByText("plan has no quotas, so nothing is ever blocked").waitFor();
+  });
+
+  it("picks the default group for a new database, whatever sorts first", async () => {
+    await nav("Databases").click();
+    const group = page.getByLabel("Group");
+    // The groups arrive after the form is drawn.
+    await group.locator("option").nth(1).waitFor({ state: "attached" });
+    expect(await group.inputValue()).toBe("default");
+    expect(await group.locator("option").allTextContents()).toEqual([
+      "default (aws-us-east-1)",
+      "aaa (aws-eu-west-1)",
+    ]);
+  });
+
+  it("shows a Notes column only when a database on the page has something to note", async () => {
+    const table = page.getByRole("region", { name: "Databases" }).getByRole("table");
+    await table.getByRole("link", { name: "plain" }).waitFor();
+    expect(await table.getByRole("columnheader").allTextContents()).toEqual(["Name", "Group", "Locations"]);
+    await admin().patch("/v1/organizations/admin/databases/plain/configuration", { block_writes: true });
+    await page.reload();
+    await table.getByRole("columnheader", { name: "Notes" }).waitFor();
+    await table.getByRole("cell", { name: "writes blocked" }).waitFor();
+  });
+
+  it("offers a way back from a database that doesn't exist", async () => {
+    await page.goto(`${h.url}/console#/orgs/admin/databases/nosuch`);
+    await page.getByRole("heading", { name: "nosuch" }).waitFor();
+    await screenshot(page, "details-missing-database");
+    await page.getByRole("link", { name: "Back to the databases of admin" }).click();
+    await page.getByRole("heading", { name: "Databases", exact: true }).waitFor();
+  });
+});
