@@ -68,4 +68,13 @@ describe("the console's details", { timeout: 90_000 }, () => {
     await page.getByRole("link", { name: "Back to the databases of admin" }).click();
     await page.getByRole("heading", { name: "Databases", exact: true }).waitFor();
   });
+
+  it("keeps the organization's sections in the sidebar on the Instance page", async () => {
+    await nav("Instance").click();
+    await page.getByRole("heading", { name: "Instance" }).first().waitFor();
+    const databases = nav("Databases");
+    expect(await databases.getAttribute("href")).toBe("#/orgs/admin/databases");
+    await databases.click();
+    await page.getByRole("heading", { name: "Databases", exact: true }).waitFor();
+  });
 });

@@ -27,9 +27,15 @@ function sectionOf(route: Route): string {
   }
 }
 
+/** The organization last shown, whose sections stay in the sidebar on pages outside any (Instance). */
+let lastOrg: string | undefined;
+
 export function Shell({ route, children }: { route: Route; children: ComponentChildren }) {
   const me = useMe();
   const org = "org" in route ? route.org : undefined;
+  if (org) lastOrg = org;
+  const personal = me.orgs.find((o) => o.type === "personal")?.slug ?? me.orgs[0]?.slug;
+  const navOrg = org ?? (lastOrg && me.orgs.some((o) => o.slug === lastOrg) ? lastOrg : personal);
   const current = sectionOf(route);
   return (
     <div class="shell">
@@ -68,11 +74,11 @@ export function Shell({ route, children }: { route: Route; children: ComponentCh
       </header>
       <nav class="nav" aria-label="Sections">
         <ul>
-          {org &&
+          {navOrg &&
             SECTIONS.map(([label, section]) => (
               <li key={label}>
                 <a
-                  href={section ? href("orgs", org, section) : href("orgs", org)}
+                  href={section ? href("orgs", navOrg, section) : href("orgs", navOrg)}
                   aria-current={route.view !== "admin" && current === section ? "page" : undefined}
                 >
                   {label}
