@@ -77,4 +77,20 @@ describe("the console's details", { timeout: 90_000 }, () => {
     await databases.click();
     await page.getByRole("heading", { name: "Databases", exact: true }).waitFor();
   });
+
+  it("shows an organization without databases its first steps, and no longer once it has one", async () => {
+    const made = await admin().post("/v1/organizations", { name: "Empty Team" });
+    const slug = made.body.organization.slug as string;
+    await page.goto(`${h.url}/console#/orgs/${slug}`);
+    const steps = page.getByRole("region", { name: "First steps" });
+    await steps.waitFor();
+    await steps.getByRole("link", { name: "Groups" }).waitFor();
+    await screenshot(page, "details-first-steps");
+    await admin().post(`/v1/organizations/${slug}/groups`, { name: "default", location: "aws-us-east-1" });
+    await admin().post(`/v1/organizations/${slug}/databases`, { name: "first", group: "default" });
+    await page.reload();
+    await page.getByRole("heading", { name: "Empty Team" }).waitFor();
+    await page.getByText("Plan").first().waitFor();
+    expect(await steps.count()).toBe(0);
+  });
 });

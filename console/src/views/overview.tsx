@@ -83,6 +83,7 @@ export function Overview() {
           because a monthly quota is used up. Turn overages on, or ask the administrator for a larger plan.
         </p>
       )}
+      {u && u.databases === 0 && <FirstSteps org={org.slug} hasGroup={u.groups > 0} canWrite={canWrite} />}
       <Section title="Plan and usage this month">
         {plan.loading && !plan.data && <Busy label="Loading plan and usage…" />}
         <ErrorNote message={plan.error} />
@@ -161,6 +162,30 @@ function NewOrganization() {
         </Button>
       </form>
       <ErrorNote message={action.error} />
+    </Section>
+  );
+}
+
+/** What an organization without databases does first: a group, a database in it, a token to connect with. */
+function FirstSteps({ org, hasGroup, canWrite }: { org: string; hasGroup: boolean; canWrite: boolean }) {
+  return (
+    <Section title="First steps">
+      <ol>
+        <li>
+          {hasGroup ? "A group holds your databases in its locations: you have one." : "Create a group: "}
+          {!hasGroup && <a href={href("orgs", org, "groups")}>Groups</a>}
+          {!hasGroup && ", with the location its databases live in."}
+        </li>
+        <li>
+          Create a database in it on the <a href={href("orgs", org, "databases")}>Databases</a> page (or{" "}
+          <code>shoal db create &lt;name&gt;</code>).
+        </li>
+        <li>
+          On the database's page, mint a database token and connect with <code>@libsql/client</code>, or open
+          the SQL editor.
+        </li>
+      </ol>
+      {!canWrite && <p class="hint">As a viewer you can't create these: ask an owner or admin.</p>}
     </Section>
   );
 }
