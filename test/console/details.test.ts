@@ -84,6 +84,8 @@ describe("the console's details", { timeout: 90_000 }, () => {
     await page.goto(`${h.url}/console#/orgs/${slug}`);
     const steps = page.getByRole("region", { name: "First steps" });
     await steps.waitFor();
+    // Made after sign-in, it is still named in the organization picker.
+    expect(await page.getByLabel("Organization", { exact: true }).inputValue()).toBe(slug);
     await steps.getByRole("link", { name: "Groups" }).waitFor();
     await screenshot(page, "details-first-steps");
     await admin().post(`/v1/organizations/${slug}/groups`, { name: "default", location: "aws-us-east-1" });

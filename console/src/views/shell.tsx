@@ -59,6 +59,8 @@ export function Shell({ route, children }: { route: Route; children: ComponentCh
             }}
           >
             {!org && <option value="">Choose…</option>}
+            {/* One joined or made elsewhere since sign-in (the page opened by its address). */}
+            {org && !me.orgs.some((o) => o.slug === org) && <option value={org}>{org}</option>}
             {me.orgs.map((o) => (
               <option key={o.slug} value={o.slug}>
                 {o.type === "personal" ? `${o.slug} (personal)` : o.name}
