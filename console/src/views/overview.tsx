@@ -48,7 +48,7 @@ function Meter(props: { label: string; used: number; quota: number | null; fmt?:
 }
 
 export function Overview() {
-  const { org, canWrite, reloadOrg } = useOrg();
+  const { org, canWrite } = useOrg();
   const plan = useLoad(async () => {
     const base = orgPath(org.slug);
     const [{ plans }, { organization }] = await Promise.all([
@@ -57,19 +57,6 @@ export function Overview() {
     ]);
     return { plan: plans.find((p) => p.name === org.plan_id), usage: organization.usage };
   }, [org.slug]);
-  const overages = useAction();
-  const [saved, setSaved] = useState<string>();
-  const toggle = async () => {
-    const want = !org.overages;
-    setSaved(undefined);
-    const done = await overages.run(() =>
-      api.patch<{ organization: Organization }>(orgPath(org.slug), { overages: want }),
-    );
-    if (done) {
-      setSaved(want ? "Overages are on." : "Overages are off.");
-      reloadOrg();
-    }
-  };
   const q = plan.data?.plan?.quotas;
   // A plan without a single quota (the self-hosted default): overages are moot.
   const unlimited = q !== undefined && Object.values(q).every((v) => v === null);
@@ -104,32 +91,7 @@ export function Overview() {
           </>
         )}
       </Section>
-      <Section title="Overages">
-        <p>
-          With overages on, usage past the plan's quotas is allowed and nothing is blocked. Overages are{" "}
-          <strong>{org.overages ? "on" : "off"}</strong>.
-        </p>
-        {unlimited && (
-          <p class="hint">
-            This organization's plan has no quotas, so nothing is ever blocked and overages change nothing
-            until it gets some.
-          </p>
-        )}
-        {canWrite ? (
-          <Button
-            kind={unlimited ? undefined : "primary"}
-            busy={overages.busy}
-            onClick={toggle}
-            aria-pressed={org.overages}
-          >
-            {org.overages ? "Turn overages off" : "Turn overages on"}
-          </Button>
-        ) : (
-          <p class="hint">Viewers can't change this.</p>
-        )}
-        <ErrorNote message={overages.error} />
-        <Notice message={saved} />
-      </Section>
+      <Overages unlimited={unlimited} />
       <MyInvites />
       <NewOrganization />
     </>
@@ -186,6 +148,52 @@ function FirstSteps({ org, hasGroup, canWrite }: { org: string; hasGroup: boolea
         </li>
       </ol>
       {!canWrite && <p class="hint">As a viewer you can't create these: ask an owner or admin.</p>}
+    </Section>
+  );
+}
+
+/** The overages switch (core operation 3: `PATCH /v1/organizations/{org}` `{"overages"}`). */
+function Overages({ unlimited }: { unlimited: boolean }) {
+  const { org, canWrite, reloadOrg } = useOrg();
+  const overages = useAction();
+  const [saved, setSaved] = useState<string>();
+  const toggle = async () => {
+    const want = !org.overages;
+    setSaved(undefined);
+    const done = await overages.run(() =>
+      api.patch<{ organization: Organization }>(orgPath(org.slug), { overages: want }),
+    );
+    if (done) {
+      setSaved(want ? "Overages are on." : "Overages are off.");
+      reloadOrg();
+    }
+  };
+  return (
+    <Section title="Overages">
+      <p>
+        With overages on, usage past the plan's quotas is allowed and nothing is blocked. Overages are{" "}
+        <strong>{org.overages ? "on" : "off"}</strong>.
+      </p>
+      {unlimited && (
+        <p class="hint">
+          This organization's plan has no quotas, so nothing is ever blocked and overages change nothing until
+          it gets some.
+        </p>
+      )}
+      {canWrite ? (
+        <Button
+          kind={unlimited ? undefined : "primary"}
+          busy={overages.busy}
+          onClick={toggle}
+          aria-pressed={org.overages}
+        >
+          {org.overages ? "Turn overages off" : "Turn overages on"}
+        </Button>
+      ) : (
+        <p class="hint">Viewers can't change this.</p>
+      )}
+      <ErrorNote message={overages.error} />
+      <Notice message={saved} />
     </Section>
   );
 }
