@@ -64,3 +64,13 @@ export async function emit(
 ): Promise<void> {
   await write(out, json ? renderJson(value) : human());
 }
+
+/** A size as a person reads it: `512 B`, `1.5 KiB`, `12.0 MiB`. */
+export function sizeText(bytes: number): string {
+  if (bytes < 1024) return `${bytes} B`;
+  const units = ["KiB", "MiB", "GiB", "TiB"];
+  let v = bytes / 1024;
+  let i = 0;
+  for (; v >= 1024 && i < units.length - 1; i++) v /= 1024;
+  return `${v.toFixed(1)} ${units[i]}`;
+}

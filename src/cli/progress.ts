@@ -1,18 +1,10 @@
 import type { Output } from "./io.js";
+import { sizeText as size } from "./output.js";
 
 /** A transfer shorter than this shows no bar at all. */
 const QUIET_MS = 400;
 const REDRAW_MS = 100;
 const WIDTH = 30;
-
-function size(bytes: number): string {
-  if (bytes < 1024) return `${bytes} B`;
-  const units = ["KiB", "MiB", "GiB", "TiB"];
-  let v = bytes / 1024;
-  let i = 0;
-  for (; v >= 1024 && i < units.length - 1; i++) v /= 1024;
-  return `${v.toFixed(1)} ${units[i]}`;
-}
 
 /**
  * A progress bar on a terminal (nothing when the output is a pipe or a file, so scripts and logs

@@ -199,7 +199,7 @@ describe("turso's commands in shoal", () => {
     expect(inspected.storage_bytes).toBeGreaterThan(0);
     const text = await h.ok(["db", "inspect", "ledger"]);
     expect(text).toMatch(/rows written this month\s+3\n/);
-    expect(text).toMatch(/size\s+\d+(\.\d)? KB\n/);
+    expect(text).toMatch(/size\s+\d+\.\d KiB\n/);
     const queries = await h.json<Array<{ query: string; count: number }>>([
       "db",
       "inspect",

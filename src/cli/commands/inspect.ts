@@ -1,7 +1,7 @@
 import type { Command } from "commander";
 import { getDatabase, notFoundHint } from "../database.js";
 import type { Io } from "../io.js";
-import { emit, renderTable } from "../output.js";
+import { emit, renderTable, sizeText } from "../output.js";
 import { remote } from "./context.js";
 
 interface Usage {
@@ -9,18 +9,6 @@ interface Usage {
   rows_written: number;
   storage_bytes: number;
   bytes_synced: number;
-}
-
-/** Bytes as a person reads them: 1.5 MB, 12 KB. */
-export function sizeText(n: number): string {
-  const units = ["B", "KB", "MB", "GB", "TB"];
-  let v = n;
-  let u = 0;
-  while (v >= 1024 && u < units.length - 1) {
-    v /= 1024;
-    u++;
-  }
-  return `${u === 0 ? v : v.toFixed(v < 10 ? 1 : 0)} ${units[u]}`;
 }
 
 const count = (n: number) => n.toLocaleString("en");
