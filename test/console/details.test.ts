@@ -1,3 +1,4 @@
+import { createClient } from "@libsql/client";
 import type { BrowserContext, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { launchBrowser, type TestBrowser } from "../helpers/browser.js";
@@ -94,5 +95,32 @@ describe("the console's details", { timeout: 90_000 }, () => {
     await page.getByRole("heading", { name: "Empty Team" }).waitFor();
     await page.getByText("Plan").first().waitFor();
     expect(await steps.count()).toBe(0);
+  });
+
+  it("gives the day and the value under the pointer in a usage chart", async () => {
+    const jwt = (await admin().post("/v1/organizations/admin/databases/plain/auth/tokens")).body
+      .jwt as string;
+    await admin().patch("/v1/organizations/admin/databases/plain/configuration", { block_writes: false });
+    const sql = createClient({ url: `${h.url}/db/admin/plain/`, authToken: jwt });
+    await sql.execute("CREATE TABLE t (x)");
+    await sql.execute("INSERT INTO t VALUES (1), (2), (3), (4), (5)");
+    sql.close();
+    // Today's counts reach the store at the next usage flush.
+    for (let i = 0; i < 50; i++) {
+      const days = (await admin().get("/v1/organizations/admin/databases/plain/usage/daily")).body;
+      if (JSON.stringify(days).includes('"rows_written":5')) break;
+      await new Promise((r) => setTimeout(r, 200));
+    }
+    await page.goto(`${h.url}/console#/orgs/admin/databases/plain`);
+    const chart = page.locator("figure.chart").filter({ hasText: "Rows written" });
+    const over = chart.locator(".u-over");
+    await over.waitFor();
+    const box = (await over.boundingBox())!;
+    // Today is the last day of the window: the right edge.
+    await over.hover({ position: { x: box.width - 2, y: box.height / 2 } });
+    const values = chart.locator(".u-legend .u-value");
+    await expect.poll(() => values.nth(1).textContent()).toBe("5");
+    await screenshot(page, "details-chart-hover");
+    expect(await values.nth(0).textContent()).toMatch(/^[A-Z][a-z]{2} \d{1,2}$/);
   });
 });

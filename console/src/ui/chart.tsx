@@ -8,6 +8,8 @@ export interface Series {
 }
 
 const DAY = 86_400;
+/** Tick steps for counts: whole numbers only (a count of 0.5 rows means nothing). */
+const WHOLE_STEPS = Array.from({ length: 16 }, (_, e) => [1, 2, 5].map((m) => m * 10 ** e)).flat();
 const dayToSeconds = (d: string) => Date.parse(`${d}T00:00:00Z`) / 1000;
 const label = (s: number) =>
   new Date(s * 1000).toLocaleDateString("en", { month: "short", day: "numeric", timeZone: "UTC" });
@@ -24,6 +26,8 @@ export function DailyChart(props: {
   format: (n: number) => string;
   /** How many days the x axis spans, ending with the series' last day. */
   windowDays: number;
+  /** The values are counts: whole-number ticks. */
+  whole?: boolean;
 }) {
   const box = useRef<HTMLDivElement>(null);
   useEffect(() => {
@@ -35,7 +39,8 @@ export function DailyChart(props: {
     const opts: uPlot.Options = {
       width: Math.max(200, el.clientWidth),
       height: 160,
-      legend: { show: false },
+      // The legend under the chart gives the day and the value under the pointer.
+      legend: { show: true, live: true },
       cursor: { drag: { x: false, y: false } },
       scales: {
         // The whole window, even for a database younger than it, so one day is one day wide.
@@ -55,12 +60,14 @@ export function DailyChart(props: {
           size: 64,
           grid: { stroke: "#e4e8ef" },
           values: (_u, splits) => splits.map((v) => props.format(v)),
+          ...(props.whole ? { incrs: WHOLE_STEPS } : {}),
         },
       ],
       series: [
-        {},
+        { label: "Day", value: (_u, v) => (v === null ? "–" : label(v)) },
         {
           label: props.title,
+          value: (_u, v) => (v === null ? "–" : props.format(v)),
           stroke,
           width: 2,
           fill: props.kind === "bars" ? "rgba(47,95,159,0.35)" : "rgba(47,125,79,0.12)",

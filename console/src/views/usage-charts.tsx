@@ -50,6 +50,7 @@ export function UsageCharts({ base }: { base: string }) {
             kind="bars"
             format={count}
             windowDays={30}
+            whole
           />
           <DailyChart
             title="Rows written"
@@ -58,6 +59,7 @@ export function UsageCharts({ base }: { base: string }) {
             kind="bars"
             format={count}
             windowDays={30}
+            whole
           />
           <DailyChart
             title="Queries"
@@ -66,6 +68,7 @@ export function UsageCharts({ base }: { base: string }) {
             kind="bars"
             format={count}
             windowDays={30}
+            whole
           />
           <DailyChart
             title="Storage"
