@@ -123,4 +123,24 @@ describe("the console's details", { timeout: 90_000 }, () => {
     await screenshot(page, "details-chart-hover");
     expect(await values.nth(0).textContent()).toMatch(/^[A-Z][a-z]{2} \d{1,2}$/);
   });
+
+  it("names a value's stored type in the SQL editor only where its column's type wouldn't suggest it", async () => {
+    await page.goto(`${h.url}/console#/orgs/admin/databases/plain`);
+    await page.getByRole("link", { name: "Open SQL editor" }).click();
+    await page
+      .getByLabel("Statements")
+      .fill(
+        "CREATE TABLE m (n INTEGER, s TEXT, x);\n" +
+          "INSERT INTO m VALUES (1, 'a', 1), ('two', x'ab', 'x'), (NULL, 3, 2.5);\n" +
+          "SELECT n, s, x FROM m ORDER BY rowid;",
+      );
+    await page.getByRole("button", { name: "Run" }).click();
+    const results = page.getByRole("region", { name: "Result rows" }).last();
+    await results.getByText("two").waitFor();
+    // Only 'two' in an INTEGER column and a blob in a TEXT one are labelled (SQLite made the 3 text,
+    // as TEXT columns do); x has no declared type, so any type is as likely there.
+    expect(await results.locator(".vt").allTextContents()).toEqual(["text", "blob"]);
+    // Every value still has its type on hover.
+    expect(await results.locator("td").first().getAttribute("title")).toBe("integer");
+  });
 });

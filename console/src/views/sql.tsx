@@ -144,6 +144,18 @@ function History({ entries, onPick }: { entries: HistoryEntry[]; onPick: (sql: s
   );
 }
 
+/**
+ * The stored type a column's declared type leads one to expect (SQLite's type affinity), or
+ * undefined where any type is as likely (no declared type, BLOB, NUMERIC).
+ */
+function expectedType(decltype: string | null | undefined): Value["type"] | undefined {
+  const d = (decltype ?? "").toUpperCase();
+  if (d.includes("INT")) return "integer";
+  if (d.includes("CHAR") || d.includes("CLOB") || d.includes("TEXT")) return "text";
+  if (d.includes("REAL") || d.includes("FLOA") || d.includes("DOUB")) return "float";
+  return undefined;
+}
+
 function cell(v: Value): string {
   switch (v.type) {
     case "null":
@@ -198,12 +210,18 @@ function Outcome({ o }: { o: StepOutcome }) {
             <tbody>
               {r.rows.map((row, i) => (
                 <tr key={i}>
-                  {row.map((v, j) => (
-                    <td key={j} class={`v-${v.type}`} title={v.type}>
-                      {cell(v)}
-                      <span class="vt">{v.type}</span>
-                    </td>
-                  ))}
+                  {row.map((v, j) => {
+                    // A value's stored type is named only where the column's type wouldn't lead one
+                    // to expect it (SQLite keeps what it is given); every value has it on hover.
+                    const expected = expectedType(r.cols[j]?.decltype);
+                    const odd = v.type !== "null" && expected !== undefined && v.type !== expected;
+                    return (
+                      <td key={j} class={`v-${v.type}`} title={v.type}>
+                        {cell(v)}
+                        {odd && <span class="vt">{v.type}</span>}
+                      </td>
+                    );
+                  })}
                 </tr>
               ))}
             </tbody>
