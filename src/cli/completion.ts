@@ -5,7 +5,21 @@ interface Node {
   path: string;
   subcommands: { name: string; about: string }[];
   options: { flag: string; about: string; takesValue: boolean }[];
+  /** Its first argument names an existing database: completed from `shoal db list`. */
+  takesDatabase: boolean;
 }
+
+/** Commands under `db` whose `<name>` is a new database, not one to complete. */
+const NEW_DATABASE = new Set(["db create", "db import"]);
+
+function takesDatabase(cmd: Command, path: string[]): boolean {
+  const first = cmd.registeredArguments[0]?.name();
+  const joined = path.join(" ");
+  return path[0] === "db" && (first === "name" || first === "name|url") && !NEW_DATABASE.has(joined);
+}
+
+/** The organization's database names, one a line, as the shell scripts read them. */
+const DATABASES_SH = `__shoal_databases() { shoal db list --json 2>/dev/null | sed -n 's/^ *"Name": "\\([^"]*\\)".*/\\1/p'; }`;
 
 /** Every command of the tree, from the program's own options and commands down. */
 function nodes(program: Command): Node[] {
@@ -19,6 +33,7 @@ function nodes(program: Command): Node[] {
       path: path.join(" "),
       subcommands: cmd.commands.map((c) => ({ name: c.name(), about: c.description() })),
       options,
+      takesDatabase: takesDatabase(cmd, path),
     });
     for (const c of cmd.commands) walk(c, [...path, c.name()]);
   };
@@ -38,7 +53,9 @@ function bash(program: Command): string {
       return `    ${sh(n.path)}) words=${sh(words)} ;;`;
     })
     .join("\n");
+  const withDatabases = all.filter((n) => n.takesDatabase).map((n) => sh(n.path));
   return `# bash completion for shoal: source it, or save it as /etc/bash_completion.d/shoal
+${DATABASES_SH}
 _shoal() {
   local cur="\${COMP_WORDS[COMP_CWORD]}" path="" next w i words
   for ((i = 1; i < COMP_CWORD; i++)); do
@@ -51,6 +68,9 @@ _shoal() {
   done
   case "$path" in
 ${cases}
+  esac
+  case "$path" in
+    ${withDatabases.join("|")}) [[ "$cur" != -* ]] && words="$words $(__shoal_databases)" ;;
   esac
   COMPREPLY=($(compgen -W "$words" -- "$cur"))
 }
@@ -71,8 +91,10 @@ function zsh(program: Command): string {
       return `    ("${n.path}") entries=(${entries.join(" ")}) ;;`;
     })
     .join("\n");
+  const withDatabases = all.filter((n) => n.takesDatabase).map((n) => `"${n.path}"`);
   return `#compdef shoal
 # zsh completion for shoal: save it as _shoal in a folder of $fpath, or source it
+${DATABASES_SH}
 _shoal() {
   local -a entries
   local path_="" next w i
@@ -86,6 +108,9 @@ _shoal() {
   done
   case "$path_" in
 ${cases}
+  esac
+  case "$path_" in
+    (${withDatabases.join("|")}) entries+=(\${(f)"$(__shoal_databases)"}) ;;
   esac
   _describe -t commands 'shoal' entries
 }
@@ -111,11 +136,15 @@ function fish(program: Command): string {
     "    string join ' ' $path",
     "end",
     "complete -c shoal -f",
+    "function __shoal_databases",
+    `    shoal db list --json 2>/dev/null | string match -rg ${sh('"Name": "([^"]*)"')}`,
+    "end",
   ];
   for (const n of all) {
     const cond = `test (__shoal_path) = ${sh(n.path)}`;
     for (const c of n.subcommands)
       lines.push(`complete -c shoal -n ${sh(cond)} -a ${sh(c.name)} -d ${sh(firstLine(c.about))}`);
+    if (n.takesDatabase) lines.push(`complete -c shoal -n ${sh(cond)} -a '(__shoal_databases)'`);
     for (const o of n.options) {
       lines.push(
         `complete -c shoal -n ${sh(cond)} -l ${o.flag.slice(2)}${o.takesValue ? " -r" : ""} -d ${sh(firstLine(o.about))}`,

@@ -78,6 +78,30 @@ describe("shell completions", () => {
     expect(complete("shoal db shell mydb --m")).toEqual(["--mode"]);
   });
 
+  it("completes database names where a command takes an existing database, asking Shoal for them", async () => {
+    await h.ok(["db", "create", "completes-me"]);
+    await h.ok(["db", "create", "completes-too"]);
+    const file = path.join(h.home, "shoal-names.bash");
+    writeFileSync(file, await h.ok(["completion", "bash"]));
+    // `shoal` is this test's CLI, with the harness's login, as it would be on a user's PATH.
+    const complete = (line: string) =>
+      execFileSync(
+        "bash",
+        [
+          "-c",
+          `shoal() { ${h.commandLine([])} "$@"; }; source ${file}; COMP_WORDS=(${line}); COMP_CWORD=$((\${#COMP_WORDS[@]} - 1)); _shoal; printf '%s\\n' "\${COMPREPLY[@]}"`,
+        ],
+        { encoding: "utf8", env: h.env() },
+      )
+        .trim()
+        .split("\n");
+    expect(complete("shoal db shell compl")).toEqual(["completes-me", "completes-too"]);
+    expect(complete("shoal db tokens create completes-m")).toEqual(["completes-me"]);
+    // A new database's name, and options, are not completed from the list.
+    expect(complete("shoal db create compl")).toEqual([""]);
+    expect(complete("shoal db show --u")).toEqual(["--url"]);
+  });
+
   it("generates zsh and fish scripts from the same tree", async () => {
     const zsh = await h.ok(["completion", "zsh"]);
     expect(zsh.startsWith("#compdef shoal\n")).toBe(true);
