@@ -2,7 +2,7 @@ import { createClient } from "@libsql/client";
 import type { BrowserContext, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { launchBrowser, type TestBrowser } from "../helpers/browser.js";
-import { builtConsole, screenshot, signIn } from "../helpers/console.js";
+import { builtConsole, expectFitsPhone, screenshot, signIn } from "../helpers/console.js";
 import { client } from "../helpers/http.js";
 import { startTestShoal, type TestShoal } from "../helpers/shoal.js";
 
@@ -142,5 +142,21 @@ describe("the console's details", { timeout: 90_000 }, () => {
     expect(await results.locator(".vt").allTextContents()).toEqual(["text", "blob"]);
     // Every value still has its type on hover.
     expect(await results.locator("td").first().getAttribute("title")).toBe("integer");
+
+    // Beside the editor, the new table with its columns; a name clicked goes into the statements.
+    const tables = page.getByRole("region", { name: "Tables" });
+    await tables.getByRole("button", { name: "m", exact: true }).waitFor();
+    expect(await tables.getByText("INTEGER").count()).toBeGreaterThan(0);
+    await page.getByLabel("Statements").fill("SELECT");
+    await tables.getByRole("button", { name: "n", exact: true }).click();
+    await tables.getByRole("button", { name: "m", exact: true }).click();
+    expect(await page.getByLabel("Statements").inputValue()).toBe("SELECT n m");
+    await screenshot(page, "details-sql-schema");
+    await page.setViewportSize({ width: 390, height: 844 });
+    try {
+      await expectFitsPhone(page, "sql editor with its schema");
+    } finally {
+      await page.setViewportSize({ width: 1280, height: 900 });
+    }
   });
 });

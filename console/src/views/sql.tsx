@@ -7,6 +7,7 @@ import { href } from "../router.js";
 import { splitStatements } from "../sql-split.js";
 import { Button, ErrorNote, Field, ScrollRegion, Section } from "../ui/kit.js";
 import { databasePath } from "./databases.js";
+import { SchemaBrowser } from "./schema-browser.js";
 
 interface HistoryEntry {
   sql: string;
@@ -32,11 +33,14 @@ export function SqlEditor({ name }: { name: string }) {
   const [outcomes, setOutcomes] = useState<StepOutcome[]>([]);
   const [history, setHistory] = useState<HistoryEntry[]>(() => loadHistory(key));
   const action = useAction();
+  // Bumped after each run, which may have changed the schema the browser shows.
+  const [runs, setRuns] = useState(0);
   const run = async () => {
     const statements = splitStatements(sql);
     if (statements.length === 0) return;
     const done = await action.run(() => runStatements(base, org.slug, name, statements));
     setOutcomes(done ?? []);
+    setRuns((n) => n + 1);
     const entry = {
       sql: sql.trim(),
       at: new Date().toISOString(),
@@ -60,10 +64,19 @@ export function SqlEditor({ name }: { name: string }) {
         </p>
       ) : (
         <>
-          <Section title={`Run SQL on ${name}`}>
-            <EditorForm sql={sql} busy={action.busy} onChange={setSql} onRun={() => void run()} />
-            <ErrorNote message={action.error} />
-          </Section>
+          <div class="sql-layout">
+            <Section title={`Run SQL on ${name}`}>
+              <EditorForm sql={sql} busy={action.busy} onChange={setSql} onRun={() => void run()} />
+              <ErrorNote message={action.error} />
+            </Section>
+            <SchemaBrowser
+              base={base}
+              org={org.slug}
+              db={name}
+              version={runs}
+              onInsert={(word) => setSql((s) => (s === "" || /\s$/.test(s) ? `${s}${word}` : `${s} ${word}`))}
+            />
+          </div>
           {outcomes.length > 0 && (
             <Section title="Results">
               {outcomes.map((o, i) => (
@@ -160,8 +173,10 @@ function cell(v: Value): string {
   switch (v.type) {
     case "null":
       return "NULL";
-    case "blob":
-      return `blob, ${Math.floor((v.base64.replace(/=+$/, "").length * 3) / 4)} bytes`;
+    case "blob": {
+      const n = Math.floor((v.base64.replace(/=+$/, "").length * 3) / 4);
+      return `blob, ${n} byte${n === 1 ? "" : "s"}`;
+    }
     default:
       return String(v.value);
   }
