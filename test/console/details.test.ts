@@ -40,6 +40,13 @@ describe("the console's details", { timeout: 90_000 }, () => {
     await page.getByText("plan has no quotas, so nothing is ever blocked").waitFor();
   });
 
+  it("tells the administrator on the overview whether the nodes are up and how backups stand", async () => {
+    const instance = page.getByRole("region", { name: "This Shoal" });
+    await instance.getByText("Nodes: 1 of 1 live.").waitFor();
+    await instance.getByText("Backups: off").waitFor();
+    expect(await instance.getByRole("link", { name: /Instance page/ }).getAttribute("href")).toBe("#/admin");
+  });
+
   it("picks the default group for a new database, whatever sorts first", async () => {
     await nav("Databases").click();
     const group = page.getByLabel("Group");

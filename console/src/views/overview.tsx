@@ -6,6 +6,7 @@ import { useAction, useLoad } from "../hooks.js";
 import { href, navigate } from "../router.js";
 import type { Organization } from "../types.js";
 import { Busy, Button, ErrorNote, Field, Notice, Section } from "../ui/kit.js";
+import { InstanceSummary } from "./instance-summary.js";
 import { MyInvites } from "./my-invites.js";
 
 interface Quotas {
@@ -92,6 +93,7 @@ export function Overview() {
         )}
       </Section>
       <Overages unlimited={unlimited} />
+      <InstanceSummary />
       <MyInvites />
       <NewOrganization />
     </>
