@@ -138,7 +138,7 @@ describe("who may do what in the console", { timeout: 90_000 }, () => {
     expect(await page.getByRole("link", { name: "Open SQL editor" }).count()).toBe(0);
     await page.evaluate('location.hash = "#/orgs/acme/databases/orders/sql"');
     await page.getByText("Viewers can't run SQL here").waitFor();
-    expect(await page.getByLabel("Statements").count()).toBe(0);
+    expect(await page.getByLabel("Statements", { exact: true }).count()).toBe(0);
 
     await page.getByRole("link", { name: "Databases" }).first().click();
     await page.getByRole("region", { name: "All databases" }).waitFor();
@@ -201,8 +201,9 @@ describe("who may do what in the console", { timeout: 90_000 }, () => {
     }
     // The SQL editor is usable at that width: run a statement and read the result.
     await page.goto(`${h.url}/console#/orgs/acme/databases/orders/sql`);
+    await page.getByRole("heading", { name: "SQL editor" }).waitFor();
     await page
-      .getByLabel("Statements")
+      .getByLabel("Statements", { exact: true })
       .fill("SELECT 1 AS one, 'a wide text value that is longer than the screen is wide' AS t");
     await page.getByRole("button", { name: "Run" }).click();
     await page.getByRole("region", { name: "Result rows" }).getByText("one").waitFor();

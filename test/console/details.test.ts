@@ -134,8 +134,10 @@ describe("the console's details", { timeout: 90_000 }, () => {
   it("names a value's stored type in the SQL editor only where its column's type wouldn't suggest it", async () => {
     await page.goto(`${h.url}/console#/orgs/admin/databases/plain`);
     await page.getByRole("link", { name: "Open SQL editor" }).click();
+    await page.getByRole("heading", { name: "SQL editor" }).waitFor();
+    // Exactly: the database page's "Most expensive statements" table is labelled too.
     await page
-      .getByLabel("Statements")
+      .getByLabel("Statements", { exact: true })
       .fill(
         "CREATE TABLE m (n INTEGER, s TEXT, x);\n" +
           "INSERT INTO m VALUES (1, 'a', 1), ('two', x'ab', 'x'), (NULL, 3, 2.5);\n" +
@@ -154,10 +156,10 @@ describe("the console's details", { timeout: 90_000 }, () => {
     const tables = page.getByRole("region", { name: "Tables" });
     await tables.getByRole("button", { name: "m", exact: true }).waitFor();
     expect(await tables.getByText("INTEGER").count()).toBeGreaterThan(0);
-    await page.getByLabel("Statements").fill("SELECT");
+    await page.getByLabel("Statements", { exact: true }).fill("SELECT");
     await tables.getByRole("button", { name: "n", exact: true }).click();
     await tables.getByRole("button", { name: "m", exact: true }).click();
-    expect(await page.getByLabel("Statements").inputValue()).toBe("SELECT n m");
+    expect(await page.getByLabel("Statements", { exact: true }).inputValue()).toBe("SELECT n m");
     await screenshot(page, "details-sql-schema");
     await page.setViewportSize({ width: 390, height: 844 });
     try {

@@ -98,8 +98,9 @@ describe("the console, driven in a real browser", { timeout: 90_000 }, () => {
 
   it("runs CREATE TABLE, INSERT and SELECT in the SQL editor and shows the rows with their types", async () => {
     await page.getByRole("link", { name: "Open SQL editor" }).click();
+    await page.getByRole("heading", { name: "SQL editor" }).waitFor();
     await page
-      .getByLabel("Statements")
+      .getByLabel("Statements", { exact: true })
       .fill(
         "CREATE TABLE notes (id INTEGER PRIMARY KEY, body TEXT, score REAL);\n" +
           "INSERT INTO notes (body, score) VALUES ('hello', 1.5), ('world; with a semicolon', NULL);\n" +
@@ -119,7 +120,7 @@ describe("the console, driven in a real browser", { timeout: 90_000 }, () => {
     expect(await results.locator("td.v-float").first().innerText()).toContain("1.5");
 
     // An engine error is shown as the engine words it, and the history keeps both runs.
-    await page.getByLabel("Statements").fill("SELECT * FROM nowhere");
+    await page.getByLabel("Statements", { exact: true }).fill("SELECT * FROM nowhere");
     await page.getByRole("button", { name: "Run" }).click();
     await page.getByRole("alert").filter({ hasText: "no such table: nowhere" }).waitFor();
     expect(await page.locator(".history li").count()).toBe(2);
