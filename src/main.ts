@@ -9,6 +9,8 @@ import { type Shoal, startShoal } from "./start/lifecycle.js";
 
 // The process's entry: tests, the bench and `npm start` start Shoal through this file.
 export { type Shoal, type StartOptions, startShoal } from "./start/lifecycle.js";
+// `shoal admin store copy`, which the CLI loads from here as it loads the server for `shoal start`.
+export { copyControlPlane } from "./start/store-copy.js";
 
 async function readVersion(): Promise<string> {
   const pkg = path.join(path.dirname(fileURLToPath(import.meta.url)), "..", "package.json");

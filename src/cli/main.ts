@@ -1,6 +1,7 @@
 #!/usr/bin/env node
 // The `shoal` command (package.json "bin"). The CLI's composition root: the one place in src/cli
 // that reads process.env and the process's streams.
+import type { CopyStore } from "./commands/admin-store.js";
 import { runCli } from "./program.js";
 
 let serving = false;
@@ -11,10 +12,14 @@ const startServer = async (args: string[]) => {
   serving = await runFromCommandLine(args);
 };
 
+// `shoal admin store copy` runs the server's own store code, loaded only when asked for.
+const copyStore: CopyStore = async (opts) => (await import("../main.js")).copyControlPlane(opts);
+
 const code = await runCli(
   process.argv.slice(2),
   { env: process.env, stdin: process.stdin, stdout: process.stdout, stderr: process.stderr },
   startServer,
+  copyStore,
 );
 // A running server ends on a signal; every other command ends here, whatever handles (a
 // terminal's input, pooled HTTP connections) are still open: once what it printed is flushed,

@@ -1,6 +1,7 @@
 import { readFileSync } from "node:fs";
 import { Command, CommanderError, Option } from "commander";
 import { registerAdmin } from "./commands/admin.js";
+import type { CopyStore } from "./commands/admin-store.js";
 import { registerAuth } from "./commands/auth.js";
 import { registerDb } from "./commands/db.js";
 import { registerGroup } from "./commands/group.js";
@@ -25,7 +26,7 @@ function version(): string {
 export type StartServer = (args: string[]) => Promise<void>;
 
 /** The whole command tree. */
-export function buildProgram(io: Io, startServer: StartServer): Command {
+export function buildProgram(io: Io, startServer: StartServer, copyStore?: CopyStore): Command {
   const program = new Command("shoal")
     .description("Shoal: self-hosted libSQL databases with a Turso-compatible API")
     .version(version(), "-V, --version", "print the version")
@@ -78,7 +79,7 @@ export function buildProgram(io: Io, startServer: StartServer): Command {
   registerImport(db, io);
   registerMigrate(db, io);
   registerTokens(program, io);
-  registerAdmin(program, io);
+  registerAdmin(program, io, copyStore);
 
   program
     .command("completion")
@@ -98,8 +99,13 @@ export function buildProgram(io: Io, startServer: StartServer): Command {
 }
 
 /** Runs one command line; answers the exit code (0, or 1 for any failure, usage errors included). */
-export async function runCli(argv: string[], io: Io, startServer: StartServer): Promise<number> {
-  const program = buildProgram(io, startServer);
+export async function runCli(
+  argv: string[],
+  io: Io,
+  startServer: StartServer,
+  copyStore?: CopyStore,
+): Promise<number> {
+  const program = buildProgram(io, startServer, copyStore);
   try {
     await program.parseAsync(argv, { from: "user" });
     return 0;

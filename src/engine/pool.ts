@@ -1,5 +1,6 @@
 import { existsSync } from "node:fs";
 import Database from "libsql";
+import { readOnlyFile } from "../lib/read-only-file.js";
 import { EngineConnection } from "./connection.js";
 import { connectionBudget, descriptorsNearlyUsed } from "./descriptors.js";
 import type { DatabaseKey } from "./encryption/keys.js";
@@ -46,7 +47,7 @@ export interface PoolOptions {
  * against the database's check value (`unlockDatabase`); this holds even if a wrong one got by.
  */
 function proveKey(path: string, key: DatabaseKey): void {
-  const probe = new Database(path, { fileMustExist: true, readonly: true, ...keyOptions(key) });
+  const probe = new Database(readOnlyFile(path), keyOptions(key));
   try {
     probe.prepare("PRAGMA schema_version").raw(true).get();
   } catch (e) {

@@ -23,6 +23,7 @@ import { openPostgresStore } from "../store/postgres.js";
 import { openSqliteStore } from "../store/sqlite.js";
 import type { Store } from "../store/store.js";
 import { prepareDataFolder } from "./data-folder.js";
+import { type DataFolderLock, takeDataFolder } from "./data-folder-lock.js";
 import { bootstrap } from "./first-start.js";
 import { type Jobs, startJobs } from "./jobs.js";
 import { listen } from "./listener.js";
@@ -104,20 +105,26 @@ export async function startShoal(config: Config, opts: StartOptions = {}): Promi
   const routes = new Routes(server);
   const router = new PublicRouter({ headersTimeoutMs: config.headersTimeoutMs }, routes.delivery);
   await listen(router.netServer, config.host, config.port);
+  let lock: DataFolderLock | undefined;
   try {
     await prepareDataFolder(config.dataDir);
+    lock = takeDataFolder(config.dataDir);
     const store = config.metadataUrl
       ? await openPostgresStore(config.metadataUrl)
       : await openSqliteStore(config.dataDir);
     const wiring = await wireAndBootstrap(config, opts, log, store);
     const logLines = opts.logLines ?? shardLogLines(log);
-    return await serve(
+    const shoal = await serve(
       config,
       wiring,
       { server, router, routes },
       { log, startedAt, consoleDir: opts.consoleDir, logLines },
     );
+    const held = lock;
+    // The folder is free again only once everything that writes to it has stopped.
+    return { ...shoal, close: () => shoal.close().finally(() => held.release()) };
   } catch (e) {
+    lock?.release();
     router.close();
     await server.close();
     throw e;

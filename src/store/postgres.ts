@@ -28,9 +28,7 @@ const NUMERIC_OID = 1700;
  * users in the process keep pg's defaults) parses both as JS numbers.
  */
 export async function openPostgresStore(url: string, opts: { poolSize?: number } = {}): Promise<Store> {
-  const types = new TypeOverrides();
-  types.setTypeParser(INT8_OID, "text", Number);
-  types.setTypeParser(NUMERIC_OID, "text", Number);
+  const types = numberTypes();
   // Bounded waits: an unreachable server fails a request (and lets a shutdown finish) instead
   // of holding it for as long as TCP takes to give up.
   const pool = new Pool({
@@ -57,6 +55,14 @@ export async function openPostgresStore(url: string, opts: { poolSize?: number }
   return store;
 }
 
+/** pg's type parsers with `bigint` and `numeric` read as JS numbers, as the row types promise. */
+export function numberTypes(): TypeOverrides {
+  const types = new TypeOverrides();
+  types.setTypeParser(INT8_OID, "text", Number);
+  types.setTypeParser(NUMERIC_OID, "text", Number);
+  return types;
+}
+
 /**
  * One line saying why the server can't be used, naming it without its password. A server that
  * doesn't answer may come back (exit code 1); one that refuses the login or the database won't
@@ -75,7 +81,8 @@ function unreachable(url: string, e: unknown): StartError {
   );
 }
 
-function withoutPassword(url: string): string {
+/** `url` with its password masked, for messages and logs. */
+export function withoutPassword(url: string): string {
   try {
     const u = new URL(url);
     if (u.password) u.password = "***";

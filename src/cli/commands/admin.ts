@@ -2,6 +2,7 @@ import type { Command } from "commander";
 import { listAll } from "../api-client.js";
 import type { Io } from "../io.js";
 import { emit, renderTable } from "../output.js";
+import { type CopyStore, registerAdminStore } from "./admin-store.js";
 import { registerBackup } from "./backup.js";
 import { confirm, remote } from "./context.js";
 
@@ -22,12 +23,13 @@ interface Node {
 
 const adminOnly = { 403: "only the instance administrator may do this" };
 
-export function registerAdmin(program: Command, io: Io): void {
+export function registerAdmin(program: Command, io: Io, copyStore?: CopyStore): void {
   const admin = program
     .command("admin")
     .description("Instance administration (the administrator's token only)");
   const users = admin.command("users").description("The users of this Shoal");
   registerBackup(admin, io);
+  registerAdminStore(admin, io, copyStore);
 
   users
     .command("list")
