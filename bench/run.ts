@@ -40,6 +40,7 @@ const benchmarks: Record<string, () => Promise<Benchmark>> = {
   neighbour: async () => (await import("./neighbour.js")).neighbourBenchmark,
   soak: async () => (await import("./soak.js")).soakBenchmark,
   partitions: async () => (await import("./partitions.js")).partitionsBenchmark,
+  tls: async () => (await import("./tls.js")).tlsBenchmark,
 };
 
 // Loads every benchmark's module and stops (the suite checks they all load outside vitest).

@@ -48,6 +48,8 @@ export interface Config {
   historyRetentionHours: number;
   /** PostgreSQL URL of the control-plane store; unset: the embedded store in the data folder. */
   metadataUrl: string | undefined;
+  /** PEM files of the certificate chain and key: the public port then speaks only TLS (HTTPS, WSS). */
+  tls?: { certFile: string; keyFile: string } | undefined;
   /** Management API requests each API token may make per window; 0: no limit. */
   rateLimit: number;
   rateLimitWindowSeconds: number;
@@ -210,6 +212,8 @@ const EnvSchema = z.object({
     .string()
     .regex(/^postgres(ql)?:\/\//, "a PostgreSQL URL: postgres://user:password@host:port/database")
     .optional(),
+  SHOAL_TLS_CERT: z.string().optional(),
+  SHOAL_TLS_KEY: z.string().optional(),
   SHOAL_NODE_ID: z
     .string()
     .regex(CODE, "lowercase letters, digits and dashes, at most 63 characters")
@@ -278,6 +282,11 @@ export function loadConfig(env: NodeJS.ProcessEnv, version: string): Config {
   const backup = readBackupSettings(present);
   const lines = parsed.success ? [] : parsed.error.issues.map((i) => `${i.path.join(".")}: ${i.message}`);
   lines.push(...backup.problems);
+  if (!present.SHOAL_TLS_CERT !== !present.SHOAL_TLS_KEY) {
+    lines.push(
+      "SHOAL_TLS_CERT and SHOAL_TLS_KEY: set both (the certificate chain and its private key, PEM files) or neither",
+    );
+  }
   if (!parsed.success || lines.length > 0) {
     throw new Error(`invalid configuration:\n  ${lines.join("\n  ")}`);
   }
@@ -307,6 +316,10 @@ export function loadConfig(env: NodeJS.ProcessEnv, version: string): Config {
     encryptionKeyIdleSeconds: e.SHOAL_ENCRYPTION_KEY_IDLE_SECONDS,
     historyRetentionHours: e.SHOAL_HISTORY_RETENTION_HOURS,
     metadataUrl: e.SHOAL_METADATA_URL,
+    tls:
+      e.SHOAL_TLS_CERT && e.SHOAL_TLS_KEY
+        ? { certFile: path.resolve(e.SHOAL_TLS_CERT), keyFile: path.resolve(e.SHOAL_TLS_KEY) }
+        : undefined,
     rateLimit: e.SHOAL_RATE_LIMIT,
     rateLimitWindowSeconds: e.SHOAL_RATE_LIMIT_WINDOW_SECONDS,
     usageFlushIntervalMs: e.SHOAL_USAGE_FLUSH_INTERVAL_MS,

@@ -75,6 +75,9 @@ export async function runFromCommandLine(argv: readonly string[] = process.argv.
       },
     );
   };
+  // A renewed certificate is taken up without a restart (the files are also watched for changes).
+  // Without TLS, SIGHUP keeps its default meaning: a closed terminal ends the server it started.
+  if (config.tls) process.on("SIGHUP", () => shoal.reloadTls("SIGHUP"));
   process.once("SIGTERM", () => stop("SIGTERM"));
   process.once("SIGINT", () => stop("SIGINT"));
   return true;

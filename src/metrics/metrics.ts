@@ -85,7 +85,7 @@ export class ShoalMetrics {
   private readonly shardEnds: Counter<"reason">;
   private readonly shardHops = new Counter({
     name: "shoal_shard_hops_total",
-    help: "Data-plane requests a shard received for another process's database and sent on: over the SQL hop (sql), or as HTTP over loopback (http).",
+    help: "Data-plane requests a process received for another process's database and sent on: a shard over the SQL hop (sql) or as HTTP over loopback (http); the node's main process, for requests on connections it serves (the management API's, TLS ones that named no database), to a shard (main).",
     labelNames: ["way"],
     registers: [this.registry],
   });
@@ -247,7 +247,7 @@ export class ShoalMetrics {
   }
 
   /** A request sent on to the process serving its database (see shards/sql-hop.ts). */
-  shardHop(way: "sql" | "http"): void {
+  shardHop(way: "sql" | "http" | "main"): void {
     this.shardHops.inc({ way });
   }
 

@@ -25,7 +25,8 @@ type Reply =
   | { t: "reply"; id: number; ok: false; error: WireError };
 type Event = { t: "event"; name: string; data: unknown };
 /** A connection handed over with the bytes already read from it (the request head). */
-type Conn = { t: "conn"; head: Uint8Array | null; port: number };
+/** A connection handed over; `tls`: its first bytes begin a TLS handshake the receiver answers. */
+type Conn = { t: "conn"; head: Uint8Array | null; port: number; tls?: boolean };
 type Message = Call | Reply | Event | Conn;
 
 /** The calling side's view of the other side's methods: every answer comes back as a promise. */
@@ -48,7 +49,9 @@ export class Channel<Local extends Methods, Other extends Methods> {
   private nextId = 1;
   private readonly pending = new Map<number, { resolve(v: unknown): void; reject(e: unknown): void }>();
   private readonly events = new Map<string, (data: unknown) => void>();
-  private connHandler: ((socket: Socket, head: Buffer | undefined, port: number) => void) | undefined;
+  private connHandler:
+    | ((socket: Socket, head: Buffer | undefined, port: number, tls: boolean) => void)
+    | undefined;
   private closed = false;
   private readonly listener = (m: unknown, handle?: Socket) => this.receive(m as Message, handle);
   private readonly sendFailed = (error: Error | null) => {
@@ -95,9 +98,12 @@ export class Channel<Local extends Methods, Other extends Methods> {
     head: Buffer | undefined,
     port: number,
     sent: (error: Error | null) => void,
+    tls = false,
   ): boolean {
     if (this.closed || !this.endpoint.connected) return false;
-    const msg: Conn = { t: "conn", head: head ?? null, port };
+    const msg: Conn = tls
+      ? { t: "conn", head: head ?? null, port, tls }
+      : { t: "conn", head: head ?? null, port };
     try {
       this.endpoint.send(msg, socket, { keepOpen: true }, (error) => {
         if (!error) socket.destroy();
@@ -109,7 +115,7 @@ export class Channel<Local extends Methods, Other extends Methods> {
     }
   }
 
-  onConnection(fn: (socket: Socket, head: Buffer | undefined, port: number) => void): void {
+  onConnection(fn: (socket: Socket, head: Buffer | undefined, port: number, tls: boolean) => void): void {
     this.connHandler = fn;
   }
 
@@ -178,7 +184,8 @@ export class Channel<Local extends Methods, Other extends Methods> {
         return;
       case "conn":
         if (!handle) return;
-        if (this.connHandler) this.connHandler(handle, m.head ? Buffer.from(m.head) : undefined, m.port);
+        if (this.connHandler)
+          this.connHandler(handle, m.head ? Buffer.from(m.head) : undefined, m.port, m.tls === true);
         else handle.destroy();
     }
   }

@@ -29,7 +29,7 @@ export interface PrimaryDataPlaneParts {
   peers: DataPlanePeers;
   relay: Pick<PullRelay, "handle">;
   log: Logger;
-  metrics: Pick<ShoalMetrics, "dataRequest">;
+  metrics: Pick<ShoalMetrics, "dataRequest" | "shardHop">;
 }
 
 /** What the node's primary process does with a data-plane request. */
@@ -61,8 +61,10 @@ export function primaryDataPlane(
   const sendOn = (req: IncomingMessage, res: ServerResponse) => (r: Resolution) => {
     if (r.node.here) {
       // Only node-to-node replication traffic resolves to this process, and it never gets here.
-      if (r.process.kind === "shard") hop.http(req, res, portOf(r.process.index));
-      else failed(req, res)(new Error("a request resolved to the primary process reached its shard hop"));
+      if (r.process.kind === "shard") {
+        parts.metrics.shardHop("main");
+        hop.http(req, res, portOf(r.process.index));
+      } else failed(req, res)(new Error("a request resolved to the primary process reached its shard hop"));
       return;
     }
     observeRequest(req, res, r, parts);
@@ -87,8 +89,10 @@ export function primaryDataPlane(
     upgrade(req, socket, head, route) {
       const go = (r: Resolution) => {
         if (!r.node.here) forward.upgrade(req, socket, head, r.node);
-        else if (r.process.kind === "shard") hop.upgrade(req, socket, head, portOf(r.process.index));
-        else socket.end("HTTP/1.1 404 Not Found\r\nConnection: close\r\n\r\n");
+        else if (r.process.kind === "shard") {
+          parts.metrics.shardHop("main");
+          hop.upgrade(req, socket, head, portOf(r.process.index));
+        } else socket.end("HTTP/1.1 404 Not Found\r\nConnection: close\r\n\r\n");
       };
       const r = resolver.resolve(route, req);
       if (r instanceof Promise)

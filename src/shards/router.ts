@@ -1,5 +1,14 @@
 import net, { type Server, type Socket } from "node:net";
+import type { SecureContext } from "node:tls";
 import { headEnd, parseHead, type RequestHead } from "./request-head.js";
+import {
+  isTlsHello,
+  PLAIN_ON_TLS_PORT,
+  refuseTlsHello,
+  serverName,
+  type WrongProtocol,
+  wrapTls,
+} from "./tls-door.js";
 
 /** Where a connection goes: this process's own server, or a shard. */
 export type Target = { kind: "primary" } | { kind: "shard"; index: number };
@@ -9,12 +18,19 @@ export interface RouterOptions {
   headersTimeoutMs: number;
   /** Longest first request head read before answering 431 (Node's own default is 16 KiB). */
   maxHeadBytes?: number;
+  /** Set when the port speaks TLS: the context a new connection's handshake uses (tls-door.ts). */
+  tls?: () => SecureContext;
+  /** Told of each connection refused for speaking the other protocol than the port's. */
+  wrongProtocol?: (w: WrongProtocol, remoteAddress: string | undefined) => void;
 }
 
 export interface Delivery {
   decide(head: RequestHead): Target | Promise<Target>;
-  /** Takes the connection with the bytes read from it so far (the first head, maybe more). */
-  deliver(target: Target, socket: Socket, bytes: Buffer): void;
+  /**
+   * Takes the connection with the bytes read from it so far (the first head, maybe more; with
+   * `tls`, the first bytes of a TLS handshake, for the shard to answer).
+   */
+  deliver(target: Target, socket: Socket, bytes: Buffer, tls?: boolean): void;
 }
 
 const DEFAULT_MAX_HEAD = 16 * 1024 + 1024;
@@ -73,7 +89,10 @@ export class PublicRouter {
       done();
       answerAndClose(socket, "408 Request Timeout");
     }, this.opts.headersTimeoutMs);
+    let plainOnTlsPort = false;
     const onData = (chunk: Buffer) => {
+      if (chunks.length === 0 && this.firstBytes(socket, chunk, done)) return;
+      if (chunks.length === 0) plainOnTlsPort = this.opts.tls !== undefined;
       chunks.push(chunk);
       size += chunk.length;
       const bytes = chunks.length === 1 ? chunk : Buffer.concat(chunks, size);
@@ -86,6 +105,13 @@ export class PublicRouter {
         return;
       }
       done();
+      if (plainOnTlsPort) {
+        // The whole head was read first, so the client is listening when the answer comes.
+        this.opts.wrongProtocol?.("plain-on-tls-port", socket.remoteAddress);
+        socket.end(PLAIN_ON_TLS_PORT);
+        socket.destroySoon?.();
+        return;
+      }
       socket.pause();
       const head = parseHead(bytes, end);
       this.route(socket, head, bytes);
@@ -95,6 +121,42 @@ export class PublicRouter {
       done();
       socket.destroy();
     });
+  }
+
+  /**
+   * Looks at a connection's first bytes for a TLS handshake. On a TLS port, a handshake naming a
+   * database's hostname (SNI) goes to the shard owning it, which answers the handshake itself; any
+   * other is answered here and served by this process, which sends data-plane requests on to the
+   * shards. On a plain port, it is refused at once with a TLS alert instead of waiting out the
+   * head timeout. Answers true when it took the connection.
+   */
+  private firstBytes(socket: Socket, chunk: Buffer, done: () => void): boolean {
+    if (!isTlsHello(chunk)) return false;
+    done();
+    const tls = this.opts.tls;
+    if (!tls) {
+      this.opts.wrongProtocol?.("tls-on-plain-port", socket.remoteAddress);
+      refuseTlsHello(socket);
+      return true;
+    }
+    socket.pause();
+    const deliver = (target: Target) => {
+      if (socket.destroyed) return;
+      if (target.kind === "shard") return this.delivery.deliver(target, socket, chunk, true);
+      const secure = wrapTls(socket, chunk, tls(), this.opts.headersTimeoutMs);
+      this.delivery.deliver(target, secure, Buffer.alloc(0));
+    };
+    const primary: Target = { kind: "primary" };
+    const name = serverName(chunk);
+    let target: Target | Promise<Target> = primary;
+    try {
+      if (name) target = this.delivery.decide({ method: "GET", url: "/", host: name });
+    } catch {
+      target = primary;
+    }
+    if (target instanceof Promise) target.then(deliver, () => deliver(primary));
+    else deliver(target);
+    return true;
   }
 
   private route(socket: Socket, head: RequestHead | undefined, bytes: Buffer): void {

@@ -145,16 +145,23 @@ export class ShardProcess {
     socket: Socket,
     head: Buffer | undefined,
     undelivered: (socket: Socket, head: Buffer | undefined) => void,
+    tls = false,
   ): boolean {
     const channel = this.channel;
     if (!channel || channel.isClosed) return false;
     const bytes = detach(socket, head);
     const entry = { socket, bytes, undelivered };
     this.inFlight.add(entry);
-    return channel.handOver(socket, bytes, 0, (error) => {
-      if (!this.inFlight.delete(entry)) return;
-      if (error && !socket.destroyed) undelivered(socket, bytes);
-    });
+    return channel.handOver(
+      socket,
+      bytes,
+      0,
+      (error) => {
+        if (!this.inFlight.delete(entry)) return;
+        if (error && !socket.destroyed) undelivered(socket, bytes);
+      },
+      tls,
+    );
   }
 
   /** Ends the shard at once (a watchdog kill: its event loop stopped answering). */

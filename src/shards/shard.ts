@@ -2,6 +2,8 @@ import { flushClosing } from "../engine/handle-release.js";
 import { watchRunningDatabase } from "../engine/running-database.js";
 import { runtimeMethods } from "../hosting/database-runtimes.js";
 import { armFailpoints } from "../lib/failpoints.js";
+import type { Logger } from "../lib/logger.js";
+import { TlsCertificates } from "../lib/tls-certificates.js";
 import type { Channel } from "./channel.js";
 import { HopServer } from "./hop-server.js";
 import type { LeaseView, PrimaryMethods, ShardInit, ShardMethods } from "./protocol.js";
@@ -11,6 +13,7 @@ import { markerPath, RunningMarker } from "./running-marker.js";
 import { ShardServer } from "./shard-server.js";
 import { type ShardParts, wireShard } from "./shard-wiring.js";
 import { hopSocketPath, SqlHop } from "./sql-hop.js";
+import { wrapTls } from "./tls-door.js";
 
 /** How often a shard drops the history its databases no longer need (as the node did). */
 const PRUNE_EVERY_MS = 10 * 60_000;
@@ -105,6 +108,24 @@ function hopsOf(init: ShardInit, parts: ShardParts): Hops {
 }
 
 /**
+ * The node's certificate, loaded by the shard from the same files for the TLS connections handed
+ * to it; the node process reports what it loaded. A pair that can't be loaded here (the files
+ * changed in between) is logged and the shard's TLS connections are closed until a reload works.
+ */
+function shardCertificates(init: ShardInit, log: Logger): TlsCertificates | undefined {
+  if (!init.config.tls) return undefined;
+  try {
+    return new TlsCertificates(init.config.tls, log, true);
+  } catch (e) {
+    log.error(
+      { shard: init.index, error: (e as Error).message },
+      "this shard can't load the TLS certificate",
+    );
+    return undefined;
+  }
+}
+
+/**
  * Starts a shard over `init`: its parts, its server for the connections handed to it, its answers
  * to the primary process, and the events it follows (placement, leases, cache invalidation).
  */
@@ -134,7 +155,20 @@ export async function startShard(
     log: parts.log,
     metrics: parts.metrics,
   });
-  channel.onConnection((socket, head) => server.accept(socket, head));
+  let tls = shardCertificates(init, parts.log);
+  channel.onConnection((socket, head, _port, handshake) => {
+    if (!handshake) return server.accept(socket, head);
+    // A TLS connection whose handshake named one of this shard's databases: answered here.
+    if (!tls) return socket.destroy();
+    server.accept(
+      wrapTls(socket, head ?? Buffer.alloc(0), tls.context, init.config.headersTimeoutMs),
+      undefined,
+    );
+  });
+  channel.on("tls-reload", () => {
+    if (tls) tls.reload("the node reloaded it");
+    else tls = shardCertificates(init, parts.log);
+  });
   await hops.listen(server);
   channel.on("invalidate", () => parts.directory.invalidate());
   channel.on("placement", (d) => parts.placement.update((d as { held: string[] }).held));

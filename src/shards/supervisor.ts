@@ -76,6 +76,8 @@ interface Pending {
   socket: Socket;
   head: Buffer | undefined;
   at: number;
+  /** The head is the start of a TLS handshake, which the shard answers. */
+  tls: boolean;
 }
 
 /**
@@ -136,11 +138,11 @@ export class Supervisor {
   }
 
   /** Hands a connection to shard `index`, now or once it is ready again. */
-  deliver(index: number, socket: Socket, head?: Buffer): void {
+  deliver(index: number, socket: Socket, head?: Buffer, tls = false): void {
     const shard = this.shards[index]!;
-    if (shard.serving && shard.handOver(socket, head, (s, h) => this.deliver(index, s, h))) return;
+    if (shard.serving && shard.handOver(socket, head, (s, h) => this.deliver(index, s, h, tls), tls)) return;
     if (this.stopping) return void socket.destroy();
-    this.pending[index]!.push({ socket, head, at: Date.now() });
+    this.pending[index]!.push({ socket, head, at: Date.now(), tls });
   }
 
   /** The same event to every shard (one that is starting gets the state it needs at its start). */
@@ -253,7 +255,7 @@ export class Supervisor {
     const list = this.pending[index]!.splice(0);
     for (const p of list) {
       if (p.socket.destroyed) continue;
-      if (!shard.handOver(p.socket, p.head, (s, h) => this.deliver(index, s, h)))
+      if (!shard.handOver(p.socket, p.head, (s, h) => this.deliver(index, s, h, p.tls), p.tls))
         this.pending[index]!.push(p);
     }
   }

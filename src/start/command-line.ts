@@ -45,6 +45,8 @@ cleanly. GET /health answers while it runs; GET /health/ready while its store an
 Settings (README.md, "Settings", says what each does):
   SHOAL_HOST                         127.0.0.1
   SHOAL_PORT                         8080
+  SHOAL_TLS_CERT                     unset (plain HTTP); a PEM certificate chain: HTTPS and WSS
+  SHOAL_TLS_KEY                      unset; the PEM private key of SHOAL_TLS_CERT
   SHOAL_DATA_DIR                     ./data (must not be readable by other users)
   SHOAL_ADMIN_USER                   admin
   SHOAL_ADMIN_EMAIL                  <user>@localhost

@@ -11,6 +11,7 @@ import { reconcileBeforeServing, reconcileWhileServing } from "../hosting/reconc
 import { armFailpoints } from "../lib/failpoints.js";
 import { createLogger, type Logger, shardLogLines } from "../lib/logger.js";
 import { systemClock } from "../lib/time.js";
+import { TlsCertificates } from "../lib/tls-certificates.js";
 import type { ReplicationManager } from "../replication/manager.js";
 import { Hop } from "../shards/hop.js";
 import { followShards, primaryAnswers } from "../shards/primary-answers.js";
@@ -29,6 +30,7 @@ import { type Jobs, startJobs } from "./jobs.js";
 import { listen } from "./listener.js";
 import { watchShards } from "./metrics-sources.js";
 import { answersHealth } from "./node-identity.js";
+import { plainDoor, tlsDoor } from "./protocol-doors.js";
 import { ShoalServer } from "./server.js";
 import { type Parts, type Wiring, wire } from "./wiring.js";
 
@@ -46,6 +48,8 @@ export interface Shoal {
   reconciled: Promise<void>;
   /** Stops accepting connections, lets requests in flight finish, then closes the store. */
   close(): Promise<void>;
+  /** Reads the TLS certificate and key again (SIGHUP); false when not in use or they failed to load. */
+  reloadTls(reason: string): boolean;
 }
 
 export interface StartOptions {
@@ -82,8 +86,10 @@ class Routes {
 
   readonly delivery = {
     decide: (head: RequestHead) => this.decide?.(head) ?? PRIMARY,
-    deliver: (t: Target, socket: import("node:net").Socket, bytes: Buffer) => {
-      if (t.kind === "shard" && this.supervisor) this.supervisor.deliver(t.index, socket, bytes);
+    deliver: (t: Target, socket: import("node:net").Socket, bytes: Buffer, tls?: boolean) => {
+      if (t.kind === "shard" && this.supervisor) this.supervisor.deliver(t.index, socket, bytes, tls);
+      else if (tls)
+        socket.destroy(); // the router answers TLS itself for this process
       else this.server.accept(socket, bytes);
     },
   };
@@ -103,7 +109,14 @@ export async function startShoal(config: Config, opts: StartOptions = {}): Promi
   const log = opts.log ?? createLogger(config.logLevel);
   const server = new ShoalServer(config.dbDomain, config.headersTimeoutMs);
   const routes = new Routes(server);
-  const router = new PublicRouter({ headersTimeoutMs: config.headersTimeoutMs }, routes.delivery);
+  const certificates = config.tls && new TlsCertificates(config.tls, log);
+  const router = new PublicRouter(
+    {
+      headersTimeoutMs: config.headersTimeoutMs,
+      ...(certificates ? tlsDoor(certificates, log) : plainDoor(log)),
+    },
+    routes.delivery,
+  );
   await listen(router.netServer, config.host, config.port);
   let lock: DataFolderLock | undefined;
   try {
@@ -118,11 +131,24 @@ export async function startShoal(config: Config, opts: StartOptions = {}): Promi
       config,
       wiring,
       { server, router, routes },
-      { log, startedAt, consoleDir: opts.consoleDir, logLines },
+      { log, startedAt, consoleDir: opts.consoleDir, logLines, tls: certificates !== undefined },
     );
     const held = lock;
-    // The folder is free again only once everything that writes to it has stopped.
-    return { ...shoal, close: () => shoal.close().finally(() => held.release()) };
+    if (certificates) {
+      // The shards answer the handshakes that name their databases: they load the new pair too.
+      certificates.onReload = () => wiring.parts.supervisor.broadcast("tls-reload", null);
+      certificates.watch();
+    }
+    return {
+      ...shoal,
+      // The folder is free again only once everything that writes to it has stopped.
+      close: () =>
+        shoal.close().finally(() => {
+          certificates?.close();
+          held.release();
+        }),
+      reloadTls: (reason) => certificates?.reload(reason) ?? false,
+    };
   } catch (e) {
     lock?.release();
     router.close();
@@ -190,8 +216,10 @@ async function serve(
     startedAt: number;
     consoleDir: string | undefined;
     logLines: ((l: string) => void) | undefined;
+    /** The public port speaks TLS. */
+    tls: boolean;
   },
-): Promise<Shoal> {
+): Promise<Omit<Shoal, "reloadTls">> {
   const api = createApp(parts, {
     rateLimit: { limit: config.rateLimit, windowSeconds: config.rateLimitWindowSeconds },
     consoleDir: at.consoleDir ?? DEFAULT_CONSOLE_DIR,
@@ -206,11 +234,13 @@ async function serve(
     throw e;
   }
   const jobs = startJobs(config, parts);
-  const port = (router.netServer.address() as import("node:net").AddressInfo).port;
-  const host = config.host.includes(":") ? `[${config.host}]` : config.host;
-  // Replicas sync from this node's own address; a wildcard listen address is reached on loopback.
-  const reachable = config.host === "0.0.0.0" ? "127.0.0.1" : config.host === "::" ? "[::1]" : host;
-  setSourceUrl(`http://${reachable}:${port}`);
+  const { url, port, nodeUrl, sourceUrl } = addresses(
+    config,
+    router,
+    at.tls,
+    parts.supervisor.internalPorts.primary,
+  );
+  setSourceUrl(sourceUrl);
   server.servePulls((req, res, dbId, path) => parts.relay.handle(req, res, dbId, path));
   const node = parts.placement;
   let pending: Awaited<ReturnType<typeof reconcileBeforeServing>>;
@@ -219,7 +249,7 @@ async function serve(
     // (SHOAL_NODE_LOCATIONS narrows the catalogue, so each machine of a layout holds its own.)
     const catalogue = config.nodeLocations ?? config.locations.map((l) => l.code);
     const offered = [...new Set([...catalogue, ...parts.files.locations()])];
-    await node.join(config.nodeUrl ?? `http://${reachable}:${port}`, config.version, offered, answersHealth);
+    await node.join(nodeUrl, config.version, offered, answersHealth);
     // A primary that failed over while this node was down comes back as a replica, never a primary;
     // the leases of the primaries it still serves are taken before any write is accepted.
     await parts.failover.demoteFormerPrimaries([...node.locations]);
@@ -250,11 +280,29 @@ async function serve(
       () => undefined,
       (e: unknown) => at.log.error({ err: e }, "reconciling instance files failed"),
     );
-  const url = `http://${host}:${port}`;
   at.log.info({ url, dataDir: config.dataDir, version: config.version }, "shoal is ready");
   let closing: Promise<void> | undefined;
   const close = () => (closing ??= shutdown({ router, server, dataPlane }, reconciled, parts, jobs));
   return { url, port, deps: parts, dataPlane, replication: parts.replicas, node, reconciled, close };
+}
+
+/**
+ * The node's addresses: the URL it announces, the one other nodes reach it at (unless
+ * SHOAL_NODE_URL says), and the one its replicas sync from: its own port, where a wildcard listen
+ * address is reached on loopback; behind TLS, whose certificate names the public host and not the
+ * loopback, this process's internal port instead.
+ */
+function addresses(config: Config, router: PublicRouter, tls: boolean, internalPort: number) {
+  const port = (router.netServer.address() as import("node:net").AddressInfo).port;
+  const host = config.host.includes(":") ? `[${config.host}]` : config.host;
+  const scheme = tls ? "https" : "http";
+  const reachable = config.host === "0.0.0.0" ? "127.0.0.1" : config.host === "::" ? "[::1]" : host;
+  return {
+    port,
+    url: `${scheme}://${host}:${port}`,
+    nodeUrl: config.nodeUrl ?? `${scheme}://${reachable}:${port}`,
+    sourceUrl: tls ? `http://127.0.0.1:${internalPort}` : `http://${reachable}:${port}`,
+  };
 }
 
 /**

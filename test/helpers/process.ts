@@ -87,7 +87,7 @@ export function readyUrl(
       const lines = (partial + d.toString()).split("\n");
       partial = lines.pop()!;
       for (const line of lines) {
-        const m = /"url":"(http:\/\/[^"]+)"[^\n]*"msg":"shoal is ready"/.exec(line);
+        const m = /"url":"(https?:\/\/[^"]+)"[^\n]*"msg":"shoal is ready"/.exec(line);
         if (m?.[1]) return finish(undefined, m[1]);
       }
     }
