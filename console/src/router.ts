@@ -8,7 +8,7 @@ export type Route =
   | { view: "home" }
   | { view: "overview"; org: string }
   | { view: "databases"; org: string }
-  | { view: "database"; org: string; db: string }
+  | { view: "database"; org: string; db: string; tab: DatabaseTab }
   | { view: "sql"; org: string; db: string }
   | { view: "groups"; org: string }
   | { view: "group"; org: string; group: string }
@@ -16,6 +16,13 @@ export type Route =
   | { view: "tokens"; org: string }
   | { view: "audit"; org: string }
   | { view: "admin" };
+
+/** The database page's tabs, each its own fragment so it can be linked to and gone back to. */
+export const DATABASE_TABS = ["overview", "settings", "tokens", "delete"] as const;
+export type DatabaseTab = (typeof DATABASE_TABS)[number];
+
+const databaseTab = (sub: string | undefined): DatabaseTab =>
+  (DATABASE_TABS as readonly string[]).includes(sub ?? "") ? (sub as DatabaseTab) : "overview";
 
 export function parseRoute(hash: string): Route {
   const parts = hash
@@ -37,7 +44,9 @@ export function parseRoute(hash: string): Route {
       return { view: "overview", org };
     case "databases":
       if (!name) return { view: "databases", org };
-      return sub === "sql" ? { view: "sql", org, db: name } : { view: "database", org, db: name };
+      return sub === "sql"
+        ? { view: "sql", org, db: name }
+        : { view: "database", org, db: name, tab: databaseTab(sub) };
     case "groups":
       return name ? { view: "group", org, group: name } : { view: "groups", org };
     case "members":

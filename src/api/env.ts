@@ -1,5 +1,6 @@
 import type { AccountPorts } from "../domain/accounts/ports.js";
 import type { BackupPorts } from "../domain/cluster/backup-port.js";
+import type { NodeStatusPorts } from "../domain/cluster/node-status.js";
 import type { ReadinessProbe } from "../domain/cluster/readiness.js";
 import type { Ctx } from "../domain/core/context.js";
 import type { DbTokenPorts, JwksPorts } from "../domain/data-access/ports.js";
@@ -16,7 +17,8 @@ export type ApiPorts = AccountPorts &
   DatabasePorts &
   DbTokenPorts &
   JwksPorts &
-  BackupPorts & {
+  BackupPorts &
+  NodeStatusPorts & {
     /** What `GET /health/ready` checks. */
     readiness: readonly ReadinessProbe[];
     /** Where requests are counted, and what `GET /metrics` shows. */

@@ -15,7 +15,8 @@ import type { Supervisor } from "./supervisor.js";
  */
 export class NodeShards {
   constructor(
-    private readonly supervisor: Supervisor,
+    /** The shard processes themselves (their states, for the administrator). */
+    readonly supervisor: Supervisor,
     private readonly files: Pick<InstanceFiles, "path" | "remove">,
   ) {}
 

@@ -19,6 +19,7 @@ import type { Hop } from "./hop.js";
 import type { InternalPorts } from "./protocol.js";
 import { failUpgrade } from "./refusals.js";
 import { type Resolution, Resolver, servedByPrimary } from "./resolver.js";
+import type { SqlHop } from "./sql-hop.js";
 
 export interface PrimaryDataPlaneParts {
   directory: DatabaseLookup;
@@ -49,7 +50,13 @@ export interface PrimaryDataPlane {
 export function primaryDataPlane(
   parts: PrimaryDataPlaneParts,
   hop: Hop,
-  shards: { count: number; ports: () => InternalPorts; clientAddress: ClientAddress },
+  shards: {
+    count: number;
+    ports: () => InternalPorts;
+    clientAddress: ClientAddress;
+    /** SQL requests go to their shard over the SQL hop when they can, as between shards. */
+    sqlHop?: SqlHop;
+  },
 ): PrimaryDataPlane {
   const portOf = (index: number) => shards.ports().shards[index]!;
   const resolver = new Resolver({ ...parts, count: shards.count });
@@ -58,12 +65,13 @@ export function primaryDataPlane(
   // data-plane failure; left to reject, it would end the whole node.
   const failed = (req: IncomingMessage, res: ServerResponse) => (e: unknown) =>
     answerFailure(req, res, e, requestIdOf(req.headers[REQUEST_ID_HEADER]), parts.log);
-  const sendOn = (req: IncomingMessage, res: ServerResponse) => (r: Resolution) => {
+  const sendOn = (req: IncomingMessage, res: ServerResponse, path: string) => (r: Resolution) => {
     if (r.node.here) {
       // Only node-to-node replication traffic resolves to this process, and it never gets here.
       if (r.process.kind === "shard") {
         parts.metrics.shardHop("main");
-        hop.http(req, res, portOf(r.process.index));
+        const index = r.process.index;
+        if (!shards.sqlHop?.send(req, res, index, path)) hop.http(req, res, portOf(index));
       } else failed(req, res)(new Error("a request resolved to the primary process reached its shard hop"));
       return;
     }
@@ -74,8 +82,8 @@ export function primaryDataPlane(
     handle(req, res, route) {
       if (!servedByPrimary(route, req.method)) {
         const r = resolver.resolve(route, req);
-        if (r instanceof Promise) r.then(sendOn(req, res)).catch(failed(req, res));
-        else sendOn(req, res)(r);
+        if (r instanceof Promise) r.then(sendOn(req, res, route.path)).catch(failed(req, res));
+        else sendOn(req, res, route.path)(r);
         return;
       }
       observeRequest(req, res, route, parts);
@@ -104,6 +112,8 @@ export function primaryDataPlane(
     close() {
       hop.closeAll();
       forward.closeAll();
+      // Answers still awaited over the SQL hop come in first (see SqlHop.close).
+      void shards.sqlHop?.close();
     },
   };
 }

@@ -117,6 +117,11 @@ export class Supervisor {
     return this.ports;
   }
 
+  /** The private folder of the shards' SQL hop sockets (sql-hop.ts), once started. */
+  get sqlHopDir(): string | undefined {
+    return this.hopDir;
+  }
+
   /** Follows an event of every shard's, across their restarts. */
   on(event: string, fn: (data: unknown) => void): void {
     for (const s of this.shards) s.on(event, fn);

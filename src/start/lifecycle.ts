@@ -19,6 +19,7 @@ import { type PrimaryDataPlane, primaryDataPlane } from "../shards/primary-data-
 import type { RequestHead } from "../shards/request-head.js";
 import { Resolver } from "../shards/resolver.js";
 import { PublicRouter, type Target } from "../shards/router.js";
+import { SqlHop } from "../shards/sql-hop.js";
 import type { Supervisor } from "../shards/supervisor.js";
 import { openPostgresStore } from "../store/postgres.js";
 import { openSqliteStore } from "../store/sqlite.js";
@@ -199,10 +200,12 @@ async function startShards(
   watchShards(parts.metrics, supervisor);
   const clientAddress = parts.clientProof.resolver(clientAddressResolver(config.trustedProxies));
   const hop = new Hop(parts.placement.nodeId, parts.clientProof, clientAddress);
+  const hopDir = supervisor.sqlHopDir;
   return primaryDataPlane(parts, hop, {
     count: supervisor.count,
     ports: () => supervisor.internalPorts,
     clientAddress,
+    sqlHop: hopDir ? new SqlHop(hopDir, config.bodyTimeoutMs, parts.log) : undefined,
   });
 }
 

@@ -4,6 +4,7 @@ import { ClientProof } from "../dataplane/forward/proof.js";
 import { PullRelay } from "../dataplane/forward/pull-relay.js";
 import { LocationHolders } from "../domain/cluster/holders.js";
 import { LocalNode } from "../domain/cluster/local-node.js";
+import type { NodeRuntime } from "../domain/cluster/node-status.js";
 import type { ReadinessProbe } from "../domain/cluster/readiness.js";
 import { DbTokenVerifier } from "../domain/data-access/token-verifier.js";
 import type { DatabaseContent } from "../domain/databases/ports.js";
@@ -15,7 +16,7 @@ import { BackupService, type BackupServicePorts } from "../hosting/backup-servic
 import { HeldPrimaryList } from "../hosting/backup-source.js";
 import type { DatabaseRuntimes } from "../hosting/database-runtimes.js";
 import { DatabaseDirectory } from "../hosting/directory.js";
-import { DiskSpace } from "../hosting/disk-space.js";
+import type { DiskSpace } from "../hosting/disk-space.js";
 import { Failover, type FailoverParts } from "../hosting/failover.js";
 import { InstanceLifecycle } from "../hosting/instance-lifecycle.js";
 import { NodePeers } from "../hosting/node-peers.js";
@@ -32,8 +33,10 @@ import { ReplicationManager, type ReplicationParts } from "../replication/manage
 import { NodeShards } from "../shards/node-shards.js";
 import { Supervisor } from "../shards/supervisor.js";
 import type { Store } from "../store/store.js";
+import { diskSpaceOf } from "./disk-space.js";
 import { watchParts } from "./metrics-sources.js";
 import { loadOrCreateNodeId } from "./node-identity.js";
+import { nodeRuntime } from "./node-runtime.js";
 import { dataFolderProbe, storeProbe } from "./readiness-probes.js";
 
 /**
@@ -77,6 +80,8 @@ export interface Parts {
   relay: PullRelay;
   /** This process among the nodes sharing the store, with the locations it holds. */
   placement: LocalNode;
+  /** Its shards and replicas as they run, for the administrator (`GET /v1/admin/node`). */
+  nodeRuntime: NodeRuntime;
   /** Which node holds each location, for data-plane requests sent on to it. */
   holders: LocationHolders;
   /** Signs the client address of a data-plane request sent on to another node. */
@@ -285,6 +290,7 @@ function laterParts(
   return {
     ...primaries,
     metrics: metricsOf(config, { files, meter, replicas, shards, disk: p.disk }),
+    nodeRuntime: nodeRuntime(shards.supervisor, replicas),
     readiness: readinessProbes(config, store),
     heldPrimaries: new HeldPrimaryList({ store, files, placement, log }, 1000),
     backups: backupService(config, {
@@ -298,19 +304,6 @@ function laterParts(
       log,
     }),
   };
-}
-
-/** The data folder's free space, with a log line each time it goes below the reserve or back. */
-export function diskSpaceOf(config: Config, log: Logger): DiskSpace {
-  return new DiskSpace(config.dataDir, config.diskReserveMb * 1024 * 1024, (s) => {
-    const fields = { freeBytes: s.freeBytes, reserveBytes: s.reserveBytes };
-    if (s.low)
-      log.warn(
-        fields,
-        "free disk space is below SHOAL_DISK_RESERVE_MB: writes that grow databases and new databases are refused, history is pruned (see docs/operations/disk-full.md)",
-      );
-    else log.info(fields, "free disk space is back above SHOAL_DISK_RESERVE_MB: writes accepted again");
-  });
 }
 
 /**

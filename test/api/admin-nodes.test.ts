@@ -94,6 +94,42 @@ describe("the nodes sharing the store", () => {
   });
 });
 
+describe("the status of the node answering", () => {
+  it("shows its shards, and per location its replicas and how far they trail", async () => {
+    const before = await admin.get("/v1/admin/node");
+    expect(before.status, before.text).toBe(200);
+    expect(before.body).toEqual({
+      node: "edge-1",
+      shards: [
+        { index: 0, serving: true },
+        { index: 1, serving: true },
+      ],
+      quarantined: 0,
+      replication: [],
+    });
+    const [primary, replica] = codes as [string, string];
+    expect(
+      (await admin.post("/v1/organizations/admin/groups", { name: "status", location: primary })).status,
+    ).toBe(200);
+    expect((await admin.post(`/v1/organizations/admin/groups/status/locations/${replica}`)).status).toBe(200);
+    for (const name of ["s1", "s2"])
+      expect((await admin.post("/v1/organizations/admin/databases", { name, group: "status" })).status).toBe(
+        200,
+      );
+    const wait = await admin.get(
+      `/v1/organizations/admin/groups/status/locations/${replica}/wait?timeout=10`,
+    );
+    expect(wait.status, wait.text).toBe(200);
+    const after = await admin.get("/v1/admin/node");
+    expect(after.body.replication).toEqual([{ location: replica, replicas: 2, behind_ms: 0 }]);
+  });
+
+  it("is for instance administrators only", async () => {
+    const bob = await createUser(h);
+    expect((await bob.api.get("/v1/admin/node")).status).toBe(403);
+  });
+});
+
 describe("joining the nodes sharing a store", () => {
   it("refuses a second process with the node id of a live node at another address", async () => {
     const twin = new LocalNode(h.shoal.deps.store, systemClock, createLogger("silent"), "edge-1");

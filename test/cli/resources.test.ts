@@ -248,6 +248,14 @@ describe("instance administration", () => {
     expect(t[0]).toEqual(["ID", "URL", "VERSION", "LIVE", "HEARTBEAT", "LOCATIONS"]);
     expect(t[1]![1]).toBe(h.url);
   });
+
+  it("shows the node's shards and replicas", async () => {
+    const status = await h.json<any>(["admin", "node"]);
+    expect(status.shards.length).toBeGreaterThan(0);
+    expect(status.shards.every((s: { serving: boolean }) => s.serving)).toBe(true);
+    const text = await h.ok(["admin", "node"]);
+    expect(text).toMatch(new RegExp(`^Node ${status.node}: (\\d+) of \\1 shard processes serving\\.\n`));
+  });
 });
 
 describe("choosing a new database's group", () => {

@@ -126,10 +126,16 @@ describe("who may do what in the console", { timeout: 90_000 }, () => {
 
     await page.getByRole("link", { name: "Databases" }).first().click();
     await page.getByRole("link", { name: "orders" }).click();
+    const sections = page.getByRole("navigation", { name: "Tabs for orders" });
+    // A viewer gets no tab for deleting.
+    await sections.getByRole("link", { name: "Overview" }).waitFor();
+    expect(await sections.getByRole("link").allInnerTexts()).toEqual(["Overview", "Settings", "Tokens"]);
+    await sections.getByRole("link", { name: "Tokens" }).click();
     await page.getByText("Viewers can't mint database tokens.").waitFor();
-    expect(
-      await page.getByRole("button", { name: /Mint token|Delete database|Save settings|Rotate/ }).count(),
-    ).toBe(0);
+    expect(await page.getByRole("button", { name: /Mint token|Rotate/ }).count()).toBe(0);
+    await sections.getByRole("link", { name: "Settings" }).click();
+    await page.getByLabel("Size limit").waitFor();
+    expect(await page.getByRole("button", { name: /Delete database|Save settings/ }).count()).toBe(0);
     expect(await page.getByLabel("Size limit").getAttribute("readonly")).not.toBeNull();
     expect(await page.getByLabel("Block writes").isDisabled()).toBe(true);
     await screenshot(page, "13-viewer-database");

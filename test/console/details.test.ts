@@ -44,6 +44,9 @@ describe("the console's details", { timeout: 90_000 }, () => {
     const instance = page.getByRole("region", { name: "This Shoal" });
     await instance.getByText("Nodes: 1 of 1 live.").waitFor();
     await instance.getByText("Backups: off").waitFor();
+    const shards = h.shoal.deps.supervisor.shards.length;
+    await instance.getByText(`Shard processes on this node: ${shards} of ${shards} serving.`).waitFor();
+    await instance.getByText("Replicas: none on this node").waitFor();
     expect(await instance.getByRole("link", { name: /Instance page/ }).getAttribute("href")).toBe("#/admin");
   });
 

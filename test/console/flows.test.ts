@@ -20,6 +20,12 @@ const cspViolations: string[] = [];
 
 const admin = () => client(h.url, h.adminToken);
 const nav = (name: string) => page.getByRole("navigation", { name: "Sections" }).getByRole("link", { name });
+/** Opens one of the database page's tabs, and waits for it to be the current one. */
+async function tab(name: string): Promise<void> {
+  const link = page.getByRole("navigation", { name: /^Tabs for / }).getByRole("link", { name, exact: true });
+  await link.click();
+  await page.locator(`nav.tabs a[aria-current="page"]`, { hasText: name }).waitFor();
+}
 
 beforeAll(async () => {
   // An identity provider's key set, for the identity-provider section.
@@ -145,6 +151,7 @@ describe("the console, driven in a real browser", { timeout: 90_000 }, () => {
   });
 
   it("mints a database token, shows it once with a copy button, and the token works", async () => {
+    await tab("Tokens");
     await page.getByLabel("Expires after").selectOption("1h");
     await page.getByRole("button", { name: "Mint token" }).click();
     const once = page.getByRole("region", { name: "New database token" });
@@ -208,6 +215,7 @@ describe("the console, driven in a real browser", { timeout: 90_000 }, () => {
 
   it("mints a token limited to tables, whose rules the database enforces", async () => {
     // On the branch's page, where the last test left off.
+    await tab("Tokens");
     await page.getByLabel("Access").selectOption("tables");
     const rule = page.getByRole("group", { name: "Rule 1" });
     await rule.getByLabel("Tables", { exact: true }).fill("notes");
@@ -258,6 +266,7 @@ describe("the console, driven in a real browser", { timeout: 90_000 }, () => {
       .getByRole("region", { name: "Databases", exact: true })
       .getByRole("link", { name: "bulk-00" })
       .click();
+    await tab("Delete");
     await page.getByRole("button", { name: "Delete database" }).click();
     const dialog = page.getByRole("dialog", { name: "Delete database bulk-00?" });
     const confirm = dialog.getByRole("button", { name: "Delete database" });
@@ -280,7 +289,8 @@ describe("the console, driven in a real browser", { timeout: 90_000 }, () => {
   });
 
   it("changes a database's settings", async () => {
-    await page.goto(`${h.url}/console#/orgs/admin/databases/notes`);
+    // A tab has an address of its own.
+    await page.goto(`${h.url}/console#/orgs/admin/databases/notes/settings`);
     await page.getByLabel("Size limit").fill("256mb");
     await page.getByLabel("Block writes").check();
     await page.getByLabel("Allowed IP addresses").fill("127.0.0.1\n10.0.0.0/8");

@@ -362,9 +362,13 @@ describe("a database held by node A, asked through node B", () => {
     a.proc.kill("SIGKILL");
     await a.exited;
     expect(await closed).toBe(1011);
-    const r = await pipeline(viaB().httpPath, jwt, {
-      requests: [sql("INSERT INTO notes (body) VALUES ('lost')")],
-    });
+    const insert = () =>
+      pipeline(viaB().httpPath, jwt, { requests: [sql("INSERT INTO notes (body) VALUES ('lost')")] });
+    let r = await insert();
+    // B's pooled connection to A may not have seen A's end yet (seen once in CI under load): a
+    // request on it meets a reset B can't tell from A failing after it took the request, and B
+    // says so (502 DATABASE_NODE_FAILED). Once B has seen it, the answer is the one tested here.
+    if (r.status === 502 && r.body.code === "DATABASE_NODE_FAILED") r = await insert();
     expect(r.status, JSON.stringify(r.body)).toBe(503);
     expect(r.body.code).toBe("DATABASE_NODE_UNREACHABLE");
     expect(r.body.message).toContain(`served by node node-a (${a.url}), which can't be reached`);

@@ -7,6 +7,11 @@ import { ErrorNote, Section } from "../ui/kit.js";
 interface NodeState {
   live: boolean;
 }
+interface NodeStatus {
+  shards: Array<{ serving: boolean }>;
+  quarantined: number;
+  replication: Array<{ location: string; replicas: number; behind_ms: number }>;
+}
 interface BackupState {
   enabled: boolean;
   delay_ms: number;
@@ -25,11 +30,12 @@ export function InstanceSummary() {
   const { user } = useMe();
   const state = useLoad(async () => {
     if (!user.admin) return undefined;
-    const [nodes, backups] = await Promise.all([
+    const [nodes, backups, node] = await Promise.all([
       api.get<{ nodes: NodeState[] }>("/v1/admin/nodes"),
       api.get<BackupState>("/v1/admin/backups"),
+      api.get<NodeStatus>("/v1/admin/node"),
     ]);
-    return { nodes: nodes.nodes, backups };
+    return { nodes: nodes.nodes, backups, node };
   }, [user.admin]);
   if (!user.admin) return null;
   const s = state.data;
@@ -41,6 +47,19 @@ export function InstanceSummary() {
         <ul class="plain-list">
           <li>
             Nodes: <strong>{s.nodes.filter((n) => n.live).length}</strong> of {s.nodes.length} live.
+          </li>
+          <ShardsLine node={s.node} />
+          <li>
+            Replicas:{" "}
+            {s.node.replication.length === 0
+              ? "none on this node (a group with more than one location keeps them)."
+              : s.node.replication.map((r, i) => (
+                  <span key={r.location}>
+                    {i > 0 && "; "}
+                    {r.location}: {r.replicas},{" "}
+                    {r.behind_ms === 0 ? "caught up" : `${seconds(r.behind_ms)} behind`}
+                  </span>
+                ))}
           </li>
           <li>
             Backups:{" "}
@@ -59,5 +78,18 @@ export function InstanceSummary() {
         <a href={href("admin")}>Nodes, users and more on the Instance page</a>
       </p>
     </Section>
+  );
+}
+
+function ShardsLine({ node }: { node: NodeStatus }) {
+  const serving = node.shards.filter((sh) => sh.serving).length;
+  return (
+    <li>
+      Shard processes on this node: <strong>{serving}</strong> of {node.shards.length} serving
+      {node.quarantined > 0
+        ? `; ${node.quarantined} database${node.quarantined === 1 ? "" : "s"} refused for crashing theirs`
+        : ""}
+      .
+    </li>
   );
 }

@@ -17,7 +17,7 @@ export function OrgView({ route }: { route: Extract<Route, { org: string }> }) {
     case "databases":
       return <Databases />;
     case "database":
-      return <DatabasePage key={route.db} name={route.db} />;
+      return <DatabasePage key={route.db} name={route.db} tab={route.tab} />;
     case "sql":
       return <SqlEditor key={route.db} name={route.db} />;
     case "groups":

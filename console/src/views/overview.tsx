@@ -145,8 +145,8 @@ function FirstSteps({ org, hasGroup, canWrite }: { org: string; hasGroup: boolea
           <code>shoal db create &lt;name&gt;</code>).
         </li>
         <li>
-          On the database's page, mint a database token and connect with <code>@libsql/client</code>, or open
-          the SQL editor.
+          On the database's Tokens tab, mint a database token and connect with <code>@libsql/client</code>, or
+          open the SQL editor.
         </li>
       </ol>
       {!canWrite && <p class="hint">As a viewer you can't create these: ask an owner or admin.</p>}

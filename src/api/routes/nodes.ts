@@ -1,4 +1,5 @@
 import { z } from "@hono/zod-openapi";
+import { nodeStatus } from "../../domain/cluster/node-status.js";
 import { forgetNode, listNodes, type NodeInfo } from "../../domain/cluster/nodes.js";
 import { pathParam } from "../params.js";
 import { type Route, route } from "../route.js";
@@ -47,6 +48,40 @@ export const nodeRoutes: Route[] = [
     response: z.object({ nodes: z.array(NodeWire) }),
     errors: forbidden,
     handler: async ({ ctx }) => ({ nodes: (await listNodes(ctx)).map(nodeWire) }),
+  }),
+  route({
+    method: "get",
+    path: "/v1/admin/node",
+    summary: "Status of this node",
+    description:
+      "Instance administrators only. The node that answers: its shard processes (serving, or starting again after one ended), the databases refused for crashing theirs, and, per location of the replicas it keeps, how many there are and the age of the oldest commit one of them lacks (0: all caught up).",
+    tags,
+    response: z.object({
+      node: z.string(),
+      shards: z.array(z.object({ index: z.number(), serving: z.boolean() })),
+      quarantined: z.number().openapi({ description: "Databases refused now (`DATABASE_QUARANTINED`)." }),
+      replication: z.array(
+        z.object({
+          location: z.string(),
+          replicas: z.number(),
+          behind_ms: z.number().openapi({ description: "0 when every replica there has every commit." }),
+        }),
+      ),
+    }),
+    errors: forbidden,
+    handler: async ({ ctx }) => {
+      const s = nodeStatus(ctx);
+      return {
+        node: s.node,
+        shards: s.shards,
+        quarantined: s.quarantined,
+        replication: s.replication.map((r) => ({
+          location: r.location,
+          replicas: r.replicas,
+          behind_ms: Math.round(r.behindMs),
+        })),
+      };
+    },
   }),
   route({
     method: "delete",

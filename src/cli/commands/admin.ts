@@ -21,6 +21,13 @@ interface Node {
   locations: string[];
 }
 
+interface NodeStatus {
+  node: string;
+  shards: Array<{ index: number; serving: boolean }>;
+  quarantined: number;
+  replication: Array<{ location: string; replicas: number; behind_ms: number }>;
+}
+
 const adminOnly = { 403: "only the instance administrator may do this" };
 
 export function registerAdmin(program: Command, io: Io, copyStore?: CopyStore): void {
@@ -106,6 +113,33 @@ function registerNodes(admin: Command, io: Io): void {
             ]),
           ),
         );
+      }),
+    );
+
+  admin
+    .command("node")
+    .description(
+      "The status of the node you are logged in to: its shard processes and how far its replicas trail",
+    )
+    .action(
+      remote(io, async (s, _args, opts) => {
+        const r = await s.api.call<NodeStatus>("GET", "/v1/admin/node", { hints: adminOnly });
+        await emit(io.stdout, opts.json, r, () => {
+          const serving = r.shards.filter((sh) => sh.serving).length;
+          const head =
+            `Node ${r.node}: ${serving} of ${r.shards.length} shard processes serving` +
+            (r.quarantined > 0 ? `, ${r.quarantined} databases quarantined` : "") +
+            ".\n";
+          if (r.replication.length === 0) return `${head}No replicas on this node.\n`;
+          return `${head}\n${renderTable(
+            ["location", "replicas", "behind"],
+            r.replication.map((l) => [
+              l.location,
+              String(l.replicas),
+              l.behind_ms === 0 ? "caught up" : `${l.behind_ms} ms`,
+            ]),
+          )}`;
+        });
       }),
     );
 }

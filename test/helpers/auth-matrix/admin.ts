@@ -9,6 +9,7 @@ export const adminMatrix: Record<string, MatrixEntry> = {
   "GET /v1/admin/users": { kind: "admin", path: () => "/v1/admin/users" },
   "DELETE /v1/admin/users/{username}": { kind: "admin", path: () => "/v1/admin/users/nobody-here" },
   "GET /v1/admin/nodes": { kind: "admin", path: () => "/v1/admin/nodes" },
+  "GET /v1/admin/node": { kind: "admin", path: () => "/v1/admin/node" },
   "DELETE /v1/admin/nodes/{node}": { kind: "admin", path: () => "/v1/admin/nodes/no-such-node" },
   "GET /v1/admin/backups": { kind: "admin", path: () => "/v1/admin/backups" },
   "GET /v1/admin/backups/{organizationName}/{databaseName}": {

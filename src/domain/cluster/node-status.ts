@@ -1,0 +1,50 @@
+import type { Ctx } from "../core/context.js";
+import type { BasePorts, Placement } from "../core/ports.js";
+import { requireInstanceAdmin } from "../core/roles.js";
+
+/** One of the node's shard processes. */
+export interface ShardState {
+  index: number;
+  /** Taking connections now; false while it starts again after it ended. */
+  serving: boolean;
+}
+
+/** The replicas this node keeps in one location. */
+export interface LocationReplication {
+  location: string;
+  replicas: number;
+  /** Age of the oldest commit one of them doesn't have yet; 0 when every one is caught up. */
+  behindMs: number;
+}
+
+/** What the node answering knows of its own processes and replicas, as it runs. */
+export interface NodeRuntime {
+  shards(): ShardState[];
+  replication(): LocationReplication[];
+  /** Databases refused for a while because their statements kept ending their shard. */
+  quarantined(): number;
+}
+
+export interface NodeStatusPorts extends BasePorts {
+  nodeRuntime: NodeRuntime;
+  placement: Placement;
+}
+
+export interface NodeStatusView {
+  node: string;
+  shards: ShardState[];
+  quarantined: number;
+  replication: LocationReplication[];
+}
+
+/** `GET /v1/admin/node`: the answering node's shards and how far its replicas trail. */
+export function nodeStatus(ctx: Ctx<NodeStatusPorts>): NodeStatusView {
+  requireInstanceAdmin(ctx.actor, "see the node's status");
+  const rt = ctx.deps.nodeRuntime;
+  return {
+    node: ctx.deps.placement.nodeId,
+    shards: rt.shards(),
+    quarantined: rt.quarantined(),
+    replication: rt.replication().sort((a, b) => a.location.localeCompare(b.location)),
+  };
+}
