@@ -114,24 +114,18 @@ afterAll(async () => {
 describe("TLS on the public port", () => {
   it("announces an https URL and serves the API and health checks over HTTPS", async () => {
     expect(shoal.url).toBe(`https://127.0.0.1:${port}`);
-    const orgs = await https("GET", "/v1/organizations", { ca: first.cert, token: ADMIN });
+    const asAdmin = (method: string, p: string, body?: unknown) =>
+      https(method, p, { ca: first.cert, token: ADMIN, body });
+    const orgs = await asAdmin("GET", "/v1/organizations");
     expect(orgs.status, orgs.text).toBe(200);
-    const group = await https("POST", "/v1/organizations/admin/groups", {
-      ca: first.cert,
-      token: ADMIN,
-      body: { name: "default", location: "aws-us-east-1" },
+    const group = await asAdmin("POST", "/v1/organizations/admin/groups", {
+      name: "default",
+      location: "aws-us-east-1",
     });
     expect(group.status, group.text).toBeLessThan(300);
-    const replica = await https("POST", "/v1/organizations/admin/groups/default/locations/aws-eu-west-1", {
-      ca: first.cert,
-      token: ADMIN,
-    });
+    const replica = await asAdmin("POST", "/v1/organizations/admin/groups/default/locations/aws-eu-west-1");
     expect(replica.status, replica.text).toBe(200);
-    const db = await https("POST", "/v1/organizations/admin/databases", {
-      ca: first.cert,
-      token: ADMIN,
-      body: { name: "d", group: "default" },
-    });
+    const db = await asAdmin("POST", "/v1/organizations/admin/databases", { name: "d", group: "default" });
     expect(db.status, db.text).toBe(200);
     // The URLs handed back are the ones the caller can use: over TLS.
     const shown = await https("GET", "/v1/organizations/admin/databases/d", { ca: first.cert, token: ADMIN });
