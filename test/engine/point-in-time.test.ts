@@ -8,6 +8,7 @@ import { FrameLog } from "../../src/engine/frame-log.js";
 import { flushClosing } from "../../src/engine/handle-release.js";
 import { readBase } from "../../src/engine/history.js";
 import { restoreAsOf } from "../../src/engine/point-in-time.js";
+import { readOnlyFile } from "../../src/lib/read-only-file.js";
 
 let dir: string;
 let file: string;
@@ -45,7 +46,7 @@ function rowsAsOf(at: number, now = 100_000) {
   const dest = path.join(dir, `restored-${++restores}.db`);
   const outcome = restoreAsOf(log, at, dest, { createdAt: 500, now });
   if (outcome.kind !== "restored") return outcome;
-  const copy = new Database(dest, { readonly: true });
+  const copy = new Database(readOnlyFile(dest));
   try {
     return (copy.prepare("SELECT v FROM t ORDER BY rowid").raw(true).all() as string[][]).map((r) => r[0]);
   } finally {
@@ -107,7 +108,7 @@ describe("point-in-time restore from the frame log", () => {
     insert("small", 4000);
     const dest = path.join(dir, "shrunk.db");
     expect(restoreAsOf(log, 3500, dest, { createdAt: 500, now: 10_000 }).kind).toBe("restored");
-    const copy = new Database(dest, { readonly: true });
+    const copy = new Database(readOnlyFile(dest));
     expect(copy.prepare("SELECT count(*) AS n FROM t").get()).toMatchObject({ n: 0 });
     expect(copy.prepare("PRAGMA integrity_check").raw(true).get()).toEqual(["ok"]);
     copy.close();

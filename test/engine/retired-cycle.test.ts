@@ -13,6 +13,7 @@ import { HostedDatabases } from "../../src/engine/hosted-databases.js";
 import { InstanceFiles } from "../../src/engine/instance-files.js";
 import { WalRestartBusyError } from "../../src/engine/sqlite-errors.js";
 import { readWalFrames, scanWal, walSalts } from "../../src/engine/wal.js";
+import { readOnlyFile } from "../../src/lib/read-only-file.js";
 
 // A generation ends with a RESTART checkpoint, which leaves its frames in the WAL until the next
 // write starts the WAL over. A process that crashed in between leaves that WAL behind; the next
@@ -79,7 +80,7 @@ function restart(root: string) {
 }
 
 const rowsOf = (file: string) => {
-  const d = new Database(file, { readonly: true });
+  const d = new Database(readOnlyFile(file));
   try {
     return (d.prepare("SELECT count(*) AS n FROM t").get() as { n: number }).n;
   } finally {

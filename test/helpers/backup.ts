@@ -5,6 +5,7 @@ import Database from "libsql";
 import type { BackupBucket } from "../../src/backup/bucket.js";
 import { Shipper, type ShipperOptions } from "../../src/backup/shipper.js";
 import type { BackupSource } from "../../src/backup/source.js";
+import { readOnlyFile } from "../../src/lib/read-only-file.js";
 
 export const tempDir = (name: string) => mkdtemp(path.join(tmpdir(), `shoal-${name}-`));
 
@@ -40,7 +41,7 @@ export function testShipper(
 
 /** The values of column `v` of table `t` in a database file, in rowid order, read with libsql. */
 export function valuesIn(file: string): string[] {
-  const db = new Database(file, { fileMustExist: true, readonly: true });
+  const db = new Database(readOnlyFile(file));
   try {
     return (db.prepare("SELECT v FROM t ORDER BY rowid").raw(true).all() as string[][]).map((r) => r[0]!);
   } finally {

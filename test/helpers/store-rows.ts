@@ -1,6 +1,7 @@
 import path from "node:path";
 import Database from "libsql";
 import pg from "pg";
+import { readOnlyFile } from "../../src/lib/read-only-file.js";
 import type { TestShoal } from "./shoal.js";
 
 /**
@@ -17,7 +18,7 @@ export async function storeRows(h: TestShoal, sql: string): Promise<Record<strin
       await client.end();
     }
   }
-  const db = new Database(path.join(h.dataDir, "control-plane.db"), { readonly: true });
+  const db = new Database(readOnlyFile(path.join(h.dataDir, "control-plane.db")));
   try {
     return db.prepare(sql).all() as Record<string, unknown>[];
   } finally {
