@@ -1,6 +1,7 @@
 import { OpenAPIHono } from "@hono/zod-openapi";
 import type { Context } from "hono";
 import { routePath } from "hono/route";
+import { IpAllowlist } from "../lib/ip-allowlist.js";
 import { loggablePath } from "../lib/loggable-path.js";
 import { RateLimiter, type RateLimitPolicy } from "../lib/rate-limiter.js";
 import { REQUEST_ID_HEADER, requestIdOf } from "../lib/request-id.js";
@@ -74,6 +75,8 @@ export interface AppOptions {
   consoleDir?: string;
   /** A bearer token that may read `GET /metrics` besides the administrator's (`SHOAL_METRICS_TOKEN`). */
   metricsToken?: string;
+  /** Reverse proxies whose `X-Forwarded-Proto` and `-Host` name the URL clients use (`SHOAL_TRUSTED_PROXIES`). */
+  trustedProxies?: readonly string[];
 }
 
 /**
@@ -89,6 +92,7 @@ function routeTemplate(c: Context<AppEnv>): string {
 export function createApp(deps: ApiPorts, opts: AppOptions = {}): OpenAPIHono<AppEnv> {
   const app = new OpenAPIHono<AppEnv>();
   const limiter = new RateLimiter(opts.rateLimit ?? { limit: 0, windowSeconds: 60 });
+  const proxies = opts.trustedProxies?.length ? new IpAllowlist(opts.trustedProxies) : undefined;
 
   app.use("*", async (c, next) => {
     const requestId = requestIdOf(c.req.header(REQUEST_ID_HEADER));
@@ -97,6 +101,7 @@ export function createApp(deps: ApiPorts, opts: AppOptions = {}): OpenAPIHono<Ap
     c.set("deps", { ...deps, log });
     c.set("requestId", requestId);
     c.set("limiter", limiter);
+    if (proxies) c.set("proxies", proxies);
     const started = performance.now();
     await next();
     c.header(REQUEST_ID_HEADER, requestId);

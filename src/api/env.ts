@@ -7,6 +7,7 @@ import type { DbTokenPorts, JwksPorts } from "../domain/data-access/ports.js";
 import type { DatabasePorts } from "../domain/databases/ports.js";
 import type { GroupPorts } from "../domain/groups/ports.js";
 import type { PlanPorts } from "../domain/plans/ports.js";
+import type { IpAllowlist } from "../lib/ip-allowlist.js";
 import type { RateLimiter } from "../lib/rate-limiter.js";
 import type { ShoalMetrics } from "../metrics/metrics.js";
 
@@ -35,6 +36,8 @@ export interface AppEnv {
     requestId: string;
     /** Per-token request limits set by the operator. */
     limiter: RateLimiter;
+    /** The operator's reverse proxies (`SHOAL_TRUSTED_PROXIES`), whose forwarded headers are believed. */
+    proxies?: IpAllowlist;
     /** The body once read (see api/body.ts). */
     bodyText?: string;
     /** Set once the bearer token was checked; absent on public routes called without one. */

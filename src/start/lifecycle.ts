@@ -227,6 +227,7 @@ async function serve(
     rateLimit: { limit: config.rateLimit, windowSeconds: config.rateLimitWindowSeconds },
     consoleDir: at.consoleDir ?? DEFAULT_CONSOLE_DIR,
     metricsToken: config.metricsToken,
+    trustedProxies: config.trustedProxies,
   });
   let dataPlane: PrimaryDataPlane;
   try {
