@@ -18,6 +18,14 @@ export class LibsqlKyselyDatabase implements SqliteDatabase {
 
   close(): void {
     this.cache.clear();
+    // Everything into the main file before closing: the statements still cached keep the close
+    // from checkpointing by itself, and a stopped instance's control-plane.db alone (copied as a
+    // backup, say) must then hold every commit.
+    try {
+      this.db.exec("PRAGMA wal_checkpoint(TRUNCATE)");
+    } catch {
+      // Another connection holds the file (a reader): the WAL stays, and is read with it.
+    }
     this.db.close();
   }
 

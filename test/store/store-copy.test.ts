@@ -1,6 +1,6 @@
 import { execFile } from "node:child_process";
 import { createHash } from "node:crypto";
-import { mkdir, mkdtemp, readFile, rm } from "node:fs/promises";
+import { copyFile, mkdir, mkdtemp, readFile, rm } from "node:fs/promises";
 import { createServer, type Server } from "node:http";
 import { tmpdir } from "node:os";
 import path from "node:path";
@@ -171,6 +171,11 @@ describe("shoal admin store copy", () => {
     } finally {
       await stop(source);
     }
+    // A stopped instance's control-plane.db holds every commit by itself (a plain file copy is a backup).
+    const alone = path.join(home, "alone");
+    await mkdir(alone, { mode: 0o700 });
+    await copyFile(path.join(dataDir, "control-plane.db"), path.join(alone, "control-plane.db"));
+    expect(sourceCounts(alone)).toEqual(sourceCounts(dataDir));
     // Every table holds something, so the copy below is checked on all of them.
     const counts = sourceCounts(dataDir);
     expect(Object.entries(counts).filter(([, n]) => n === 0)).toEqual([]);
