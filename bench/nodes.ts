@@ -56,6 +56,16 @@ async function setup(org: string, env: Record<string, string>): Promise<Setup> {
   return { cluster, a, b, token, primary, atB: `${b.url}/db/${org}/d@${WEST}/` };
 }
 
+/** Waits until A counts B's location as its standby (its metrics say it joined). */
+async function standbyJoined(s: Setup): Promise<void> {
+  for (let i = 0; i < 200; i++) {
+    const m = await client(s.a.url, ADMIN_TOKEN).get("/metrics");
+    if (/shoal_standby_events_total\{event="joined"\} [1-9]/.test(m.text)) return;
+    await sleep(100);
+  }
+  throw new Error("B never became A's standby");
+}
+
 /** Writes `n` rows at A; after each one's answer, polls B until it has it. */
 async function lag(s: Setup, n: number, from = 1) {
   const ack: number[] = [];
@@ -171,15 +181,28 @@ const org = (s: Setup) => new URL(s.primary).pathname.split("/")[2]!;
 export async function nodesBenchmark(opts: BenchOptions): Promise<Record<string, unknown>> {
   const leaseMs = 2000;
   const env = { SHOAL_PRIMARY_LEASE_MS: String(leaseMs) };
+  const n = opts.quick ? 100 : 500;
+  // The baseline, in the same run: writes answered without waiting for B (asynchronous).
+  const plain = await setup("benchasync", { ...env, SHOAL_STANDBY_CONFIRM_MS: "0" });
+  let asyncAck: number[];
+  try {
+    await lag(plain, 20, 1);
+    asyncAck = (await lag(plain, n, 1000)).ack;
+  } finally {
+    await plain.cluster.close();
+  }
   const s = await setup("benchlag", env);
   let out: Record<string, unknown>;
   try {
     await lag(s, 20, 1);
-    const { ack, seen } = await lag(s, opts.quick ? 100 : 500, 1000);
+    await standbyJoined(s);
+    const { ack, seen } = await lag(s, n, 1000);
     const manual = await failover(s, true);
     out = {
       nodes_write_ack_p50_ms: percentile(ack, 0.5),
       nodes_write_ack_p99_ms: percentile(ack, 0.99),
+      nodes_async_write_ack_p50_ms: percentile(asyncAck, 0.5),
+      nodes_async_write_ack_p99_ms: percentile(asyncAck, 0.99),
       nodes_lag_p50_ms: percentile(seen, 0.5),
       nodes_lag_p99_ms: percentile(seen, 0.99),
       nodes_failover_call_ms: manual.calledMs,
@@ -202,9 +225,19 @@ export async function nodesBenchmark(opts: BenchOptions): Promise<Record<string,
       ["figure", "p50", "p99"],
       [
         [
-          "write acknowledged by A",
+          "write acknowledged by A, B its standby",
           `${fmt(f.nodes_write_ack_p50_ms!, 2)} ms`,
           `${fmt(f.nodes_write_ack_p99_ms!, 2)} ms`,
+        ],
+        [
+          "write acknowledged by A, asynchronous (SHOAL_STANDBY_CONFIRM_MS=0)",
+          `${fmt(f.nodes_async_write_ack_p50_ms!, 2)} ms`,
+          `${fmt(f.nodes_async_write_ack_p99_ms!, 2)} ms`,
+        ],
+        [
+          "standby / asynchronous",
+          fmt(f.nodes_write_ack_p50_ms! / f.nodes_async_write_ack_p50_ms!, 2),
+          fmt(f.nodes_write_ack_p99_ms! / f.nodes_async_write_ack_p99_ms!, 2),
         ],
         ["replication lag A -> B", `${fmt(f.nodes_lag_p50_ms!, 2)} ms`, `${fmt(f.nodes_lag_p99_ms!, 2)} ms`],
         [

@@ -8,7 +8,7 @@
  */
 import { type FaultyCluster, partitionFigures, startFaultyCluster } from "../test/helpers/faulty-cluster.js";
 import { checkHistory, runWorkload } from "../test/helpers/history.js";
-import type { CutMode } from "../test/helpers/tcp-proxy.js";
+import type { CutMode, Direction } from "../test/helpers/tcp-proxy.js";
 import { type BenchOptions, fmt, table } from "./harness.js";
 
 const LEASE_MS = 10_000;
@@ -17,7 +17,9 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 interface Fault {
   label: string;
-  link?: { on: "toStore" | "toNode"; node: string; mode: CutMode };
+  link?: { on: "toStore" | "toNode"; node: string; mode: CutMode; direction?: Direction };
+  /** Both links between the nodes pass data only after this long. */
+  delayMs?: number;
   /** Cut every link of this node (store, and both ways between the nodes). */
   isolate?: string;
 }
@@ -30,20 +32,30 @@ const FAULTS: Fault[] = [
     label: "replica's node cut from the primary's",
     link: { on: "toNode", node: "node-a", mode: "blackhole" },
   },
+  {
+    label: "primary's answers to the replica's node lost (one way)",
+    link: { on: "toNode", node: "node-a", mode: "one-way", direction: "from-target" },
+  },
+  { label: "50 ms each way between the nodes", delayMs: 50 },
   { label: "store cut from the replica's node", link: { on: "toStore", node: "node-b", mode: "blackhole" } },
   // Last: the replica's node takes the primary over (SHOAL_FAILOVER_AFTER_MS) while the old one is cut off.
   { label: "primary's node isolated, failover", isolate: "node-a" },
 ];
 
-/** The proxies a fault cuts. */
-function linksOf(c: FaultyCluster, f: Fault) {
-  if (f.link) return [{ proxy: c[f.link.on].get(f.link.node)!, mode: f.link.mode }];
-  if (!f.isolate) return [];
-  const other = f.isolate === "node-a" ? "node-b" : "node-a";
-  return [c.toStore.get(f.isolate)!, c.toNode.get(f.isolate)!, c.toNode.get(other)!].map((proxy) => ({
-    proxy,
-    mode: "blackhole" as CutMode,
-  }));
+/** Applies the fault; returns what heals it. */
+function apply(c: FaultyCluster, f: Fault): (() => void) | undefined {
+  if (f.isolate) return c.isolate(f.isolate);
+  if (f.delayMs) {
+    const links = [...c.toNode.values()];
+    for (const l of links) l.delay(f.delayMs);
+    return () => {
+      for (const l of links) l.heal();
+    };
+  }
+  if (!f.link) return undefined;
+  const proxy = c[f.link.on].get(f.link.node)!;
+  proxy.cut(f.link.mode, f.link.direction);
+  return () => proxy.heal();
 }
 
 async function caughtUp(c: FaultyCluster, ms: number): Promise<number | undefined> {
@@ -70,12 +82,11 @@ export async function partitionsBenchmark(opts: BenchOptions): Promise<Record<st
       const load = runWorkload(c.clients(`run${i}`, perNode), { timeoutMs: 40_000, pauseMs: 10 });
       await sleep(2000);
       const cutAt = Date.now();
-      const links = linksOf(c, f);
-      for (const l of links) l.proxy.cut(l.mode);
+      const heal = apply(c, f);
       // The isolation lasts until the lease has run out and the failover wait has passed, and then some.
       await sleep(f.isolate ? 2 * outageMs + LEASE_MS + 5000 : outageMs);
       const healAt = Date.now();
-      for (const l of links) l.proxy.heal();
+      heal?.();
       await sleep(LEASE_MS);
       const history = await load.stop();
       const problems = checkHistory(history, await c.finalState());
@@ -86,10 +97,11 @@ export async function partitionsBenchmark(opts: BenchOptions): Promise<Record<st
       rows.push([
         f.label,
         fmt(fig.writesOk),
+        ms(fig.writeP50Ms),
         fmt(fig.writesRefused),
         fmt(fig.writesUnknown),
-        ms(links.length ? fig.firstRefusedMs : undefined),
-        ms(links.length ? fig.writesBackMs : undefined),
+        ms(heal ? fig.firstRefusedMs : undefined),
+        ms(heal ? fig.writesBackMs : undefined),
         ms(fig.slowestReadMs),
         ms(catchUp),
         problems.length === 0 ? "none" : `${problems.length}: ${problems[0]}`,
@@ -106,6 +118,7 @@ export async function partitionsBenchmark(opts: BenchOptions): Promise<Record<st
       [
         "fault",
         "writes ok",
+        "write p50 ms",
         "refused",
         "unknown",
         "first refusal ms",

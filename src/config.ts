@@ -94,6 +94,11 @@ export interface Config {
   primaryLeaseMs: number;
   /** A group whose primary's lease ran out this long ago fails over by itself; 0: never. */
   failoverAfterMs: number;
+  /**
+   * How long a write at a primary waits for each standby (a replica on another node) to have it
+   * before the standby is dropped; 0: writes don't wait (asynchronous replication).
+   */
+  standbyConfirmMs: number;
   /** A replica's pull from another node's primary making no progress this long is ended. */
   replicaPullTimeoutMs: number;
   /** Free space kept on the data folder's disk, in MiB: below it, writes that grow databases are refused; 0: none. */
@@ -256,6 +261,7 @@ const EnvSchema = z.object({
     .optional(),
   SHOAL_PRIMARY_LEASE_MS: wholeNumber(1000, 3_600_000).default(10_000),
   SHOAL_FAILOVER_AFTER_MS: wholeNumber(0, 86_400_000).default(0),
+  SHOAL_STANDBY_CONFIRM_MS: wholeNumber(0, 600_000).default(1000),
   SHOAL_REPLICA_PULL_TIMEOUT_MS: wholeNumber(100, 3_600_000).default(5000),
   SHOAL_DISK_RESERVE_MB: wholeNumber(0, 1_048_576).default(256),
   SHOAL_DELETED_RETENTION_HOURS: wholeNumber(0, 8760).default(120),
@@ -341,6 +347,7 @@ export function loadConfig(env: NodeJS.ProcessEnv, version: string): Config {
     nodeLocations: e.SHOAL_NODE_LOCATIONS && Object.freeze(e.SHOAL_NODE_LOCATIONS),
     primaryLeaseMs: e.SHOAL_PRIMARY_LEASE_MS,
     failoverAfterMs: e.SHOAL_FAILOVER_AFTER_MS,
+    standbyConfirmMs: e.SHOAL_STANDBY_CONFIRM_MS,
     replicaPullTimeoutMs: e.SHOAL_REPLICA_PULL_TIMEOUT_MS,
     diskReserveMb: e.SHOAL_DISK_RESERVE_MB,
     deletedRetentionHours: e.SHOAL_DELETED_RETENTION_HOURS,

@@ -128,16 +128,37 @@ export function createDataPlane(deps: DataPlaneParts, settings: DataPlaneSetting
   };
 }
 
-/** The write fence over this node's leases (see hosting/primary-leases.ts). */
+/** The write fence over this node's leases (see hosting/primary-leases.ts) and standbys (hosting/standbys.ts). */
 function fenceOf(leases: NonNullable<DataPlaneParts["leases"]>): NonNullable<StreamServices["fence"]> {
   return {
-    mayWrite: (database) => leases.mayWrite(database.group_id),
+    mayWrite: (database) => leases.mayWrite(database.group_id) && !leases.isolated(database.group_id),
     async acquire(database) {
+      if (leases.isolated(database.group_id)) throw primaryIsolated();
       if (await leases.acquire(database.group_id)) return;
       throw new HranaError(
         "PRIMARY_NOT_LEASED",
         "this node doesn't hold the lease of this database's primary (it moved in a failover, or the store can't be reached to renew it): nothing was written",
       );
     },
+    refuseIfIsolated(database) {
+      if (leases.isolated(database.group_id)) throw primaryIsolated();
+    },
+    confirm(database, index) {
+      if (!leases.confirms(database.group_id)) return undefined;
+      return leases.confirm(database.group_id, database.id, index()).then((ok) => {
+        if (ok) return;
+        throw new HranaError(
+          "WRITE_UNCONFIRMED",
+          "the write committed at the primary, but a standby didn't confirm it and the store can't be reached to drop that standby: a failover may discard it; look before retrying",
+        );
+      });
+    },
   };
+}
+
+function primaryIsolated(): HranaError {
+  return new HranaError(
+    "PRIMARY_ISOLATED",
+    "this node can reach neither a standby of this database's group nor the store (it may be cut off while a failover happens): it serves the group again once it can; nothing was run",
+  );
 }

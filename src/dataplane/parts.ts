@@ -51,6 +51,15 @@ export interface DataPlaneParts extends DataAccessPorts {
   peers?: DataPlanePeers;
   /** Carries this node's replicas' pulls from other nodes' primaries (absent: no other nodes). */
   relay?: Pick<PullRelay, "handle">;
-  /** Whether this node holds the lease of a group's primary (absent: always). */
-  leases?: { mayWrite(groupId: string): boolean; acquire(groupId: string): Promise<boolean> };
+  /**
+   * Whether this node holds the lease of a group's primary (absent: always), and the standbys its
+   * writes wait for (hosting/standbys.ts).
+   */
+  leases?: {
+    mayWrite(groupId: string): boolean;
+    acquire(groupId: string): Promise<boolean>;
+    isolated(groupId: string): boolean;
+    confirms(groupId: string): boolean;
+    confirm(groupId: string, dbId: string, index: number): Promise<boolean>;
+  };
 }

@@ -7,7 +7,7 @@ import { promoteReplicaFile, type ReplicaPosition, unpromoteReplicaFile } from "
 import type { Logger } from "../lib/logger.js";
 import type { Store } from "../store/store.js";
 import type { DatabaseRuntimes } from "./database-runtimes.js";
-import type { PrimaryLeases } from "./primary-leases.js";
+import { mayPromote, type PrimaryLeases } from "./primary-leases.js";
 
 /** What a failover reaches on this node. */
 export interface FailoverParts {
@@ -26,7 +26,7 @@ export interface FailoverParts {
   nodeId: string;
   holds(location: string): boolean;
   leaseMs: number;
-  leases(): PrimaryLeases;
+  leases(): Pick<PrimaryLeases, "adopt" | "freshStandbys">;
 }
 
 /** What a failover did. */
@@ -51,11 +51,18 @@ export class Failover {
    * valid from the old lease's end, moves the group's primary location, turns this node's replicas
    * there into primaries, and resolves once writes are accepted.
    */
-  async promote(groupId: string, location: string, reason: string): Promise<FailoverResult> {
+  async promote(
+    groupId: string,
+    location: string,
+    reason: string,
+    opts: { standbyOnly: boolean } = { standbyOnly: false },
+  ): Promise<FailoverResult> {
     // One promotion of a group at a time on this node: an administrator's call and the automatic
     // failover may meet, and each turns the same files into a primary's.
     const before = this.promoting.get(groupId) ?? Promise.resolve();
-    const run = before.catch(() => undefined).then(() => this.promoteNow(groupId, location, reason));
+    const run = before
+      .catch(() => undefined)
+      .then(() => this.promoteNow(groupId, location, reason, opts.standbyOnly));
     this.promoting.set(groupId, run);
     try {
       return await run;
@@ -64,7 +71,12 @@ export class Failover {
     }
   }
 
-  private async promoteNow(groupId: string, location: string, reason: string): Promise<FailoverResult> {
+  private async promoteNow(
+    groupId: string,
+    location: string,
+    reason: string,
+    standbyOnly: boolean,
+  ): Promise<FailoverResult> {
     const { store, log } = this.parts;
     const sentAt = performance.now();
     const found = await store.read(async (r) => ({
@@ -82,7 +94,7 @@ export class Failover {
     let plan: Awaited<ReturnType<Failover["takeLease"]>>;
     try {
       for (const dbId of found.dbIds) positions[dbId] = await this.promoteFile(dbId, location);
-      plan = await this.takeLease(groupId, location, positions);
+      plan = await this.takeLease(groupId, location, positions, standbyOnly);
     } catch (e) {
       await this.unpromote(found.dbIds, positions, location);
       throw e;
@@ -91,8 +103,9 @@ export class Failover {
     // are rightly the primary's).
     if (plan === "gone") throw coreErrors.groupNotFound();
     if (plan === "already") throw groupErrors.alreadyPrimary(location, name);
+    if (plan === "not-standby") throw groupErrors.notStandby(location, name);
     const { lease } = plan;
-    this.parts.leases().adopt(groupId, lease.epoch, Date.parse(lease.valid_from), sentAt);
+    this.parts.leases().adopt(groupId, lease.epoch, Date.parse(lease.valid_from), sentAt, lease.standbys);
     this.parts.directory.invalidate();
     // Other replicas this node keeps of the group followed the old primary's history.
     const others = (plan.locations.get(groupId) ?? []).filter((l) => l !== location && this.parts.holds(l));
@@ -115,12 +128,15 @@ export class Failover {
 
   /**
    * The next epoch of the group's lease, for this node and `location`, valid from the old lease's
-   * end; or why not.
+   * end; or why not. With `standbyOnly` (an automatic failover), only a location the old holder
+   * listed as a standby is promoted, checked under the group's lock: the old holder may have
+   * dropped it since the candidate was chosen.
    */
   private takeLease(
     groupId: string,
     location: string,
     positions: Record<string, ReplicaPosition | undefined>,
+    standbyOnly: boolean,
   ) {
     const now = Date.now();
     return this.parts.store.write(async (r) => {
@@ -129,6 +145,7 @@ export class Failover {
       if (!group) return "gone" as const;
       if (group.primary_location === location) return "already" as const;
       const old = await r.leases.find(groupId);
+      if (standbyOnly && !mayPromote(old?.standbys, location)) return "not-standby" as const;
       const validFrom = Math.max(now, old ? Date.parse(old.expires_at) : now);
       const lease = {
         group_id: groupId,
@@ -138,6 +155,7 @@ export class Failover {
         valid_from: new Date(validFrom).toISOString(),
         expires_at: new Date(validFrom + this.parts.leaseMs).toISOString(),
         promoted_from: JSON.stringify(positions),
+        standbys: this.parts.leases().freshStandbys(),
       };
       if (old) await r.leases.replace(lease);
       else await r.leases.insert(lease);

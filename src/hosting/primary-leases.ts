@@ -1,5 +1,7 @@
 import type { Logger } from "../lib/logger.js";
+import { Throttle } from "../lib/throttle.js";
 import type { Store } from "../store/store.js";
+import type { SyncStandbys } from "./standbys.js";
 
 /**
  * How long a write waits for a lease round when this node holds no valid lease (at most a lease):
@@ -20,6 +22,10 @@ export interface LeaseView {
   groupId: string;
   validFrom: number;
   until: number;
+  /** Writes wait for standbys before they are answered (hosting/standbys.ts). */
+  confirms: boolean;
+  /** The group's primaries here serve nothing until a standby's drop is recorded. */
+  isolated: boolean;
 }
 
 export interface LeaseParts {
@@ -35,7 +41,12 @@ export interface LeaseParts {
   /** The primary of a group moved away from this node: its files here become replicas. */
   lost(groupId: string): Promise<void>;
   /** Makes `location` (held here) the group's primary; see hosting/failover.ts. */
-  failover(groupId: string, location: string, reason: string): Promise<unknown>;
+  failover(
+    groupId: string,
+    location: string,
+    reason: string,
+    opts: { standbyOnly: boolean },
+  ): Promise<unknown>;
 }
 
 /**
@@ -55,8 +66,16 @@ export class PrimaryLeases {
   private askedAt = 0;
   private readonly watchers: Array<(views: LeaseView[]) => void> = [];
   private told: NodeJS.Immediate | undefined;
+  private standbys: SyncStandbys | undefined;
+  /** One warning per group a minute while its failover waits for a standby. */
+  private readonly unpromotable = new Throttle(60_000);
 
   constructor(private readonly parts: LeaseParts) {}
+
+  /** Writes wait for these standbys (`SHOAL_STANDBY_CONFIRM_MS` above 0); new leases list theirs. */
+  useStandbys(standbys: SyncStandbys): void {
+    this.standbys = standbys;
+  }
 
   /** Calls `fn` with every lease held, after each change (a renewal round, a failover, a loss). */
   onChange(fn: (views: LeaseView[]) => void): void {
@@ -70,7 +89,44 @@ export class PrimaryLeases {
       groupId,
       validFrom: l.validFrom,
       until: l.until + offset,
+      confirms: this.standbys?.confirms(groupId) ?? false,
+      isolated: this.standbys?.isIsolated(groupId) ?? false,
     }));
+  }
+
+  /** The groups whose leases this node holds, and the epoch of one. */
+  heldGroups(): Iterable<string> {
+    return this.held.keys();
+  }
+
+  epochOf(groupId: string): number | undefined {
+    return this.held.get(groupId)?.epoch;
+  }
+
+  /** Whether the group's primaries here answer nothing now (see hosting/standbys.ts). */
+  isolated(groupId: string): boolean {
+    return this.standbys?.isIsolated(groupId) ?? false;
+  }
+
+  /** Whether writes to the group's primaries wait for standbys. */
+  confirms(groupId: string): boolean {
+    return this.standbys?.confirms(groupId) ?? false;
+  }
+
+  /** Resolves true once the group's standbys have `dbId` up to `index`; false: outcome unknown. */
+  confirm(groupId: string, dbId: string, index: number): Promise<boolean> {
+    return this.standbys?.confirm(groupId, dbId, index) ?? Promise.resolve(true);
+  }
+
+  /**
+   * Tells the watchers now rather than on the next turn: a standby that writes start waiting for
+   * must reach the shards before they are asked where their databases stand.
+   */
+  announce(): void {
+    if (this.told) clearImmediate(this.told);
+    this.told = undefined;
+    const views = this.views();
+    for (const fn of this.watchers) fn(views);
   }
 
   /** The lease of one group as held now, if any. */
@@ -130,15 +186,29 @@ export class PrimaryLeases {
     return this.held.get(groupId)?.validFrom;
   }
 
-  /** Holds a lease just written by a failover on this node. */
-  adopt(groupId: string, epoch: number, validFrom: number, sentAt: number): void {
+  /** Holds a lease (renewed, taken, or just written by a failover on this node) with its standbys. */
+  adopt(groupId: string, epoch: number, validFrom: number, sentAt: number, standbys: string | null): void {
     this.held.set(groupId, { epoch, validFrom, until: sentAt + this.parts.leaseMs });
+    this.standbys?.adopt(groupId, epoch, standbys);
     this.changed();
   }
 
-  /** Takes and renews leases now, then every third of a lease. */
+  /** What a new lease lists as its standbys: none yet, or NULL when writes don't wait for any. */
+  freshStandbys(): string | null {
+    return this.standbys ? "[]" : null;
+  }
+
+  private letGo(groupId: string): boolean {
+    if (!this.held.delete(groupId)) return false;
+    this.standbys?.forget(groupId);
+    this.changed();
+    return true;
+  }
+
+  /** Takes and renews leases now, then every third of a lease; standbys are checked each second. */
   async start(): Promise<void> {
     await this.tick();
+    this.standbys?.start(Math.min(1000, Math.max(100, Math.floor(this.parts.leaseMs / 3))));
     this.timer = setInterval(
       () => {
         this.running = this.running.then(() => this.tick());
@@ -151,6 +221,7 @@ export class PrimaryLeases {
   async stop(): Promise<void> {
     if (this.timer) clearInterval(this.timer);
     this.timer = undefined;
+    await this.standbys?.stop();
     await this.running;
   }
 
@@ -180,10 +251,10 @@ export class PrimaryLeases {
       seen.add(row.group_id);
       const mine = ours.get(row.group_id);
       if (mine && row.location === row.primary_location) {
-        this.adopt(row.group_id, mine.epoch, Date.parse(mine.valid_from), sentAt);
+        this.adopt(row.group_id, mine.epoch, Date.parse(mine.valid_from), sentAt, row.standbys);
         continue;
       }
-      if (this.held.delete(row.group_id)) this.changed();
+      this.letGo(row.group_id);
       // No lease yet, or another's that ran out (the location changed hands): take the next epoch.
       if (row.epoch === null || Date.parse(row.expires_at!) < now) {
         await this.take(row.group_id, row.epoch, row.primary_location, now, sentAt);
@@ -191,8 +262,7 @@ export class PrimaryLeases {
     }
     for (const groupId of [...this.held.keys()]) {
       if (seen.has(groupId)) continue;
-      this.held.delete(groupId);
-      this.changed();
+      this.letGo(groupId);
     }
     // Every lease this round let go of is lost, however it went: its group left this node's
     // locations, or the renewal found another node's epoch (a failover committed between the two
@@ -218,6 +288,7 @@ export class PrimaryLeases {
       valid_from: new Date(now).toISOString(),
       expires_at: new Date(now + this.parts.leaseMs).toISOString(),
       promoted_from: null,
+      standbys: this.freshStandbys(),
     };
     const took = await this.parts.store.write(async (r) => {
       await r.groups.lock(groupId);
@@ -227,25 +298,43 @@ export class PrimaryLeases {
       else return false;
       return true;
     });
-    if (took) this.adopt(groupId, lease.epoch, now, sentAt);
+    if (took) this.adopt(groupId, lease.epoch, now, sentAt, lease.standbys);
   }
 
-  /** Automatic failover: a group whose primary's lease ran out long enough ago moves here. */
+  /**
+   * Automatic failover: a group whose primary's lease ran out long enough ago moves here, to a
+   * location its last holder listed as a standby (one holding every write it acknowledged), or to
+   * any of its locations when that holder kept no list (`SHOAL_STANDBY_CONFIRM_MS=0`).
+   */
   private async failoverExpired(): Promise<void> {
     const now = Date.now();
     const rows = await this.parts.store.read((r) => r.leases.replicaGroupsIn([...this.parts.locations()]));
     const tried = new Set<string>();
     for (const row of rows) {
       if (tried.has(row.group_id) || row.expires_at === null) continue;
-      tried.add(row.group_id);
       const expiredFor = now - Date.parse(row.expires_at);
       if (expiredFor < this.parts.failoverAfterMs) continue;
+      if (!mayPromote(row.standbys, row.candidate)) {
+        if (this.unpromotable.due(row.group_id))
+          this.parts.log.warn(
+            { group: row.group_id, location: row.candidate, standbys: row.standbys },
+            "automatic failover: the primary's lease ran out, but this location isn't a standby (it may lack acknowledged writes); not promoting it",
+          );
+        continue;
+      }
+      tried.add(row.group_id);
       const reason = `the primary's lease ran out ${Math.round(expiredFor / 1000)} s ago`;
       await this.parts
-        .failover(row.group_id, row.candidate, reason)
+        .failover(row.group_id, row.candidate, reason, { standbyOnly: true })
         .catch((e: unknown) =>
           this.parts.log.error({ err: e, group: row.group_id }, "automatic failover failed"),
         );
     }
   }
+}
+
+/** Whether a failover that must lose nothing may promote `location`, given the lease's standbys. */
+export function mayPromote(standbys: string | null | undefined, location: string): boolean {
+  if (standbys === null || standbys === undefined) return true;
+  return (JSON.parse(standbys) as string[]).includes(location);
 }

@@ -96,6 +96,12 @@ export class ShoalMetrics {
     labelNames: ["reason"],
     registers: [this.registry],
   });
+  private readonly standbyEvents = new Counter({
+    name: "shoal_standby_events_total",
+    help: "Standbys of this node's primaries (replicas on other nodes that every acknowledged write waits for): a replica that caught up and was recorded (joined), one dropped after it didn't confirm a write within SHOAL_STANDBY_CONFIRM_MS or left the group (dropped), and writes answered WRITE_UNCONFIRMED because a standby couldn't be dropped with the store out of reach (unconfirmed).",
+    labelNames: ["event"],
+    registers: [this.registry],
+  });
   private readonly afterCommitFailures = new Counter({
     name: "shoal_after_commit_failures_total",
     help: "Steps after a statement ran or a transaction committed that failed (a full disk, most often), by step: the frame log's record or rollover (frame-log), a notice of the commit to replication and waiters (notice), usage counting (usage), a schema change's journal (schema-journal). The statement's answer stands; the step is retried or its loss logged.",
@@ -239,6 +245,11 @@ export class ShoalMetrics {
   /** An encryption key refused on the data plane (see engine/encryption/key-attempts.ts). */
   encryptionKeyRefused(reason: "invalid" | "attempts"): void {
     this.keyRefusals.inc({ reason });
+  }
+
+  /** A standby joined, was dropped, or left a write unconfirmed (see hosting/standbys.ts). */
+  standbyEvent(event: "joined" | "dropped" | "unconfirmed"): void {
+    this.standbyEvents.inc({ event });
   }
 
   /** A step after a commit failed; the commit stands (see lib/failpoints.ts for the steps). */

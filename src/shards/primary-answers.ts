@@ -19,7 +19,7 @@ export interface PrimaryAnswerParts {
     onCommit(e: CommitEvent): void;
     closeReaders(dbId: string): void;
   };
-  leases: Pick<PrimaryLeases, "acquire" | "view">;
+  leases: Pick<PrimaryLeases, "acquire" | "view" | "confirm">;
   uploads: Pick<UploadInstaller, "install">;
   heldPrimaries: Pick<HeldPrimaryList, "current">;
   schema: { propagate(parentId: string): void };
@@ -41,6 +41,7 @@ export function primaryAnswers(parts: PrimaryAnswerParts): PrimaryMethods {
     replicaWaitFor: (dbId, location, index, timeoutMs) =>
       parts.replicas.waitFor(dbId, location, index, timeoutMs),
     replicaQuery: (dbId, location, sql, args, key) => parts.replicas.query(dbId, location, sql, args, key),
+    standbyConfirm: (groupId, dbId, index) => parts.leases.confirm(groupId, dbId, index),
     async leaseAcquire(groupId) {
       await parts.leases.acquire(groupId);
       return parts.leases.view(groupId);

@@ -66,6 +66,8 @@ export type PrimaryMethods = {
     args: unknown,
     key: DatabaseKey | undefined,
   ): Promise<ReplicaRows>;
+  /** Resolves true once the group's standbys have `dbId` up to `index` (hosting/standbys.ts). */
+  standbyConfirm(groupId: string, dbId: string, index: number): Promise<boolean>;
   /** Renews the leases if needed; answers the group's lease as held afterwards (none: undefined). */
   leaseAcquire(groupId: string): Promise<LeaseView | undefined>;
   installUpload(target: UploadTarget, file: string): Promise<void>;

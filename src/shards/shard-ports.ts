@@ -129,6 +129,19 @@ export class LeaseMirror {
     if (l) this.leases.set(groupId, l);
     return this.mayWrite(groupId);
   }
+
+  isolated(groupId: string): boolean {
+    return this.leases.get(groupId)?.isolated ?? false;
+  }
+
+  confirms(groupId: string): boolean {
+    return this.leases.get(groupId)?.confirms ?? false;
+  }
+
+  /** The primary process waits for the standbys (it hears their progress). */
+  confirm(groupId: string, dbId: string, index: number): Promise<boolean> {
+    return this.primary.standbyConfirm(groupId, dbId, index);
+  }
 }
 
 /** Which node holds a location: asked of the primary, kept as long as its own cache keeps it. */

@@ -69,6 +69,7 @@ Settings (README.md, "Settings", says what each does):
   SHOAL_NODE_LOCATIONS               the whole catalogue
   SHOAL_PRIMARY_LEASE_MS             10000
   SHOAL_FAILOVER_AFTER_MS            0 (off)
+  SHOAL_STANDBY_CONFIRM_MS           1000 (0: writes don't wait for standbys on other nodes)
   SHOAL_REPLICA_PULL_TIMEOUT_MS      5000
   SHOAL_DISK_RESERVE_MB              256 (0: no reserve)
   SHOAL_DELETED_RETENTION_HOURS      120 (deleted databases restorable for 5 days; 0: deleted at once)

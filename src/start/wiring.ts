@@ -17,10 +17,10 @@ import { HeldPrimaryList } from "../hosting/backup-source.js";
 import type { DatabaseRuntimes } from "../hosting/database-runtimes.js";
 import { DatabaseDirectory } from "../hosting/directory.js";
 import type { DiskSpace } from "../hosting/disk-space.js";
-import { Failover, type FailoverParts } from "../hosting/failover.js";
+import type { Failover } from "../hosting/failover.js";
 import { InstanceLifecycle } from "../hosting/instance-lifecycle.js";
 import { NodePeers } from "../hosting/node-peers.js";
-import { PrimaryLeases } from "../hosting/primary-leases.js";
+import type { PrimaryLeases } from "../hosting/primary-leases.js";
 import { SchemaPropagation } from "../hosting/schema-propagation.js";
 import { UploadInstaller } from "../hosting/upload-installer.js";
 import { UsageMeter } from "../hosting/usage-meter.js";
@@ -37,6 +37,7 @@ import { diskSpaceOf } from "./disk-space.js";
 import { watchParts } from "./metrics-sources.js";
 import { loadOrCreateNodeId } from "./node-identity.js";
 import { nodeRuntime } from "./node-runtime.js";
+import { primaryParts } from "./primary-parts.js";
 import { dataFolderProbe, storeProbe } from "./readiness-probes.js";
 
 /**
@@ -181,32 +182,6 @@ function seederOf(config: Config, backups: () => BackupService | undefined) {
   };
 }
 
-/** The leases of this node's primaries, and failover, which moves and fences them. */
-function primaryParts(
-  config: Config,
-  p: Omit<FailoverParts, "nodeId" | "holds" | "leaseMs" | "leases"> & { placement: LocalNode },
-) {
-  // (Failover asks the shards serving a group's databases where their history stands.)
-  const failover: Failover = new Failover({
-    ...p,
-    nodeId: p.placement.nodeId,
-    holds: (l) => p.placement.holds(l),
-    leaseMs: config.primaryLeaseMs,
-    leases: () => leases,
-  });
-  const leases: PrimaryLeases = new PrimaryLeases({
-    store: p.store,
-    log: p.log,
-    nodeId: p.placement.nodeId,
-    locations: () => p.placement.locations,
-    leaseMs: config.primaryLeaseMs,
-    failoverAfterMs: config.failoverAfterMs,
-    lost: (groupId) => failover.demote(groupId),
-    failover: (groupId, location, reason) => failover.promote(groupId, location, reason),
-  });
-  return { leases, failover };
-}
-
 /**
  * Replicas of the locations held here, following their primaries; those on other nodes through
  * the relay, which limits how long a pull may hang.
@@ -277,6 +252,7 @@ function laterParts(
   },
 ) {
   const { instances, store, files, shards, replicas, directory, meter, placement, log } = p;
+  const metrics = metricsOf(config, { files, meter, replicas, shards, disk: p.disk });
   const primaries = primaryParts(config, {
     store,
     files,
@@ -285,11 +261,12 @@ function laterParts(
     directory,
     log,
     placement,
+    metrics,
   });
   const shipping = shards.shipping;
   return {
     ...primaries,
-    metrics: metricsOf(config, { files, meter, replicas, shards, disk: p.disk }),
+    metrics,
     nodeRuntime: nodeRuntime(shards.supervisor, replicas),
     readiness: readinessProbes(config, store),
     heldPrimaries: new HeldPrimaryList({ store, files, placement, log }, 1000),

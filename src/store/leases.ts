@@ -26,6 +26,7 @@ function leaseReads(ex: Executor) {
           "primary_leases.node_id",
           "primary_leases.valid_from",
           "primary_leases.expires_at",
+          "primary_leases.standbys",
         ])
         .where("groups.primary_location", "in", [...locations])
         .execute();
@@ -42,6 +43,7 @@ function leaseReads(ex: Executor) {
           "group_locations.location as candidate",
           "groups.primary_location",
           "primary_leases.expires_at",
+          "primary_leases.standbys",
         ])
         .where("group_locations.location", "in", [...locations])
         .whereRef("group_locations.location", "<>", "groups.primary_location")
@@ -97,9 +99,24 @@ function leaseWrites(ex: Executor) {
           valid_from: row.valid_from,
           expires_at: row.expires_at,
           promoted_from: row.promoted_from,
+          standbys: row.standbys,
         })
         .where("group_id", "=", row.group_id)
         .execute(),
+    /**
+     * Sets the standbys of the lease `nodeId` holds at `epoch`; false when that lease is gone (a
+     * failover moved the epoch on), in which case nothing changed.
+     */
+    setStandbys: async (groupId: string, epoch: number, nodeId: string, standbys: readonly string[]) => {
+      const r = await db
+        .updateTable("primary_leases")
+        .set({ standbys: JSON.stringify([...standbys].sort()) })
+        .where("group_id", "=", groupId)
+        .where("epoch", "=", epoch)
+        .where("node_id", "=", nodeId)
+        .executeTakeFirst();
+      return Number(r.numUpdatedRows) > 0;
+    },
     setPrimaryLocation: (groupId: string, location: string) =>
       db.updateTable("groups").set({ primary_location: location }).where("id", "=", groupId).execute(),
   };

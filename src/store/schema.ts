@@ -210,6 +210,8 @@ export interface PrimaryLeasesTable {
   valid_from: string;
   expires_at: string;
   promoted_from: string | null;
+  /** Locations holding every acknowledged write, as a JSON array (migration 0015); NULL: not kept. */
+  standbys: string | null;
 }
 
 /** An identity provider's key set an organization trusts (see migration 0013). */

@@ -19,6 +19,12 @@ export interface FaultyCluster {
   /** The link other nodes reach each node through, by node id. */
   toNode: Map<string, TcpProxy>;
   token: string;
+  /** The organization owner's API token. */
+  userToken: string;
+  /** The database's group's primary location, as the store has it now (asked of B, whose store link the tests keep). */
+  primaryLocation(): Promise<string>;
+  /** Cuts every link of the node (its store, and both ways to the other node); returns the heal. */
+  isolate(nodeId: string): () => void;
   /** `count` clients through each node, named for `run` (each run writes rows of its own). */
   clients(run: string, count?: number): WorkloadClient[];
   /** Every row of the primary (or of `url`), by client. */
@@ -80,6 +86,19 @@ export async function startFaultyCluster(
     toStore,
     toNode,
     token: made.token,
+    userToken: made.userToken,
+    async primaryLocation() {
+      const r = await client(b.url, made.userToken).get(`/v1/organizations/${ORG}/groups/g`);
+      return (r.body as { group: { primary: string } }).group.primary;
+    },
+    isolate(nodeId) {
+      const other = nodeId === "node-a" ? "node-b" : "node-a";
+      const links = [toStore.get(nodeId)!, toNode.get(nodeId)!, toNode.get(other)!];
+      for (const l of links) l.cut("blackhole");
+      return () => {
+        for (const l of links) l.heal();
+      };
+    },
     clients: (name, count = 1) =>
       Array.from({ length: count }, (_, i) => [
         { name: `${name}-via-a-${i}`, url: primary, token: made.token },
@@ -108,5 +127,13 @@ export function partitionFigures(history: HistoryOp[], cutAt: number, healAt: nu
     firstRefusedMs: refused.length ? Math.min(...refused.map((o) => o.end)) - cutAt : undefined,
     writesBackMs: back.length ? Math.min(...back.map((o) => o.end)) - healAt : undefined,
     slowestReadMs: reads.length ? Math.max(...reads.map((o) => o.end - o.start)) : undefined,
+    writeP50Ms: median(
+      history.filter((o) => o.kind === "write" && o.outcome === "ok").map((o) => o.end - o.start),
+    ),
   };
+}
+
+function median(xs: number[]): number | undefined {
+  const sorted = [...xs].sort((a, b) => a - b);
+  return sorted[Math.floor(sorted.length / 2)];
 }

@@ -65,6 +65,7 @@ export function testConfig(dataDir: string, overrides: Partial<Config> = {}): Co
     nodeLocations: undefined,
     primaryLeaseMs: 10_000,
     failoverAfterMs: 0,
+    standbyConfirmMs: 1000,
     replicaPullTimeoutMs: 5000,
     diskReserveMb: 64,
     // The suite's identity providers serve their key sets on 127.0.0.1.

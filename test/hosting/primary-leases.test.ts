@@ -40,6 +40,7 @@ const failoverToEast = () =>
         valid_from: now(),
         expires_at: new Date(Date.now() + LEASE_MS).toISOString(),
         promoted_from: "{}",
+        standbys: null,
       },
     });
     await r.leases.setPrimaryLocation("g1", "east");

@@ -2,7 +2,7 @@
  * Failover between two `shoal` processes sharing one PostgreSQL store: the node holding the
  * primary is killed, reads go on at the other location, an administrator moves the primary there,
  * and the old primary comes back as a replica that never accepts a write and discards what the new
- * primary never got; a promotion under steady writes keeps every write the replica had applied.
+ * primary never got; a promotion of a standby under steady writes keeps every acknowledged write.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type Client, client } from "../helpers/http.js";
@@ -178,12 +178,17 @@ describe("failover between two nodes", () => {
     expect(g.body.group.primary).toBe(WEST);
   });
 
-  it("loses at a promotion none of the writes the promoted replica had applied before the kill", async () => {
-    // A comes back as a replica of B (the primary since the automatic failover) and catches up.
+  it("loses at a promotion none of the writes B acknowledged: A, its standby, had each before B answered", async () => {
+    // A comes back as a replica of B (the primary since the automatic failover), catches up, and
+    // B records it as a standby: from then on B answers a write only once A has it.
     a = await cluster.start("node-a", EAST, LEASE);
     const before = await rows(primaryAt(b), token, "SELECT count(*) FROM t");
     await within(SETTLE_MS, async () => {
       expect(await rows(atA(), token, "SELECT count(*) FROM t")).toEqual(before);
+    });
+    await within(SETTLE_MS, async () => {
+      const metrics = await client(b.url, ADMIN_TOKEN).get("/metrics");
+      expect(metrics.text).toMatch(/shoal_standby_events_total\{event="joined"\} [1-9]/);
     });
     // Steady writes at B, each acknowledged before the next, while A's replica is read back to back.
     const acked: number[] = [];
@@ -201,17 +206,12 @@ describe("failover between two nodes", () => {
     const highest = async () =>
       ((await rows(atA(), token, "SELECT coalesce(max(id), 0) FROM t WHERE v = 'load'")) as [[number]])[0][0];
     // Kill B once A's replica has applied a good part of the load and writes are still coming.
-    let seenAtKill = 0;
     await within(SETTLE_MS, async () => {
-      seenAtKill = await highest();
-      expect(seenAtKill).toBeGreaterThanOrEqual(1020);
+      expect(await highest()).toBeGreaterThanOrEqual(1020);
     });
     b.proc.kill("SIGKILL");
     writing = false;
     await Promise.all([load, b.exited]);
-    // Nothing more can reach A: what it shows now is what the promotion starts from.
-    const seenAtPromotion = await highest();
-    expect(seenAtPromotion).toBeGreaterThanOrEqual(seenAtKill);
     const moved = await client(a.url, ADMIN_TOKEN).post(`/v1/admin/groups/${org}/g/failover`, {
       location: EAST,
     });
@@ -219,10 +219,10 @@ describe("failover between two nodes", () => {
     const kept = (await rows(primaryAt(a), token, "SELECT id FROM t WHERE v = 'load' ORDER BY id")).map(
       (r) => r[0],
     );
-    // Every acknowledged write the replica had applied is there, and nothing past what it had:
-    // the only writes lost are those still in the replication lag when B died.
-    const applied = acked.filter((id) => id <= seenAtPromotion);
-    expect(kept).toEqual(applied);
+    // Every acknowledged write is there. The one write B may have committed and sent to A but
+    // died before answering may be there too: it was never acknowledged, so either is right.
+    const inFlight = (acked.at(-1) ?? 999) + 1;
+    expect([acked, [...acked, inFlight]]).toContainEqual(kept);
     await run(primaryAt(a), token, "INSERT INTO t (v) VALUES ('after the second failover')");
     // A start, a catch-up, a load and a promotion: each bounded above, together more than 30 s on a busy CI machine.
   }, 90_000);

@@ -9,18 +9,23 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type FaultyCluster, partitionFigures, startFaultyCluster } from "../helpers/faulty-cluster.js";
 import { checkHistory, runWorkload, tally } from "../helpers/history.js";
-import { printNodeWarningsOnFailure, SETTLE_MS, within } from "../helpers/nodes.js";
+import { EAST, printNodeWarningsOnFailure, SETTLE_MS, within } from "../helpers/nodes.js";
 
 printNodeWarningsOnFailure();
 
 /** Short leases keep the test quick: writes stop this long after the store is out of reach. */
 const LEASE_MS = 2000;
+/**
+ * The replica's node takes the primary over this long after its lease ran out: longer than the
+ * store outages above last, so only the isolation at the end leads to a failover.
+ */
+const FAILOVER_AFTER_MS = 8000;
 let c: FaultyCluster;
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 beforeAll(async () => {
-  c = await startFaultyCluster(LEASE_MS);
+  c = await startFaultyCluster(LEASE_MS, { SHOAL_FAILOVER_AFTER_MS: String(FAILOVER_AFTER_MS) });
 }, 120_000);
 
 afterAll(async () => {
@@ -113,4 +118,47 @@ describe("a partition between the two nodes", () => {
       `partition between nodes: ${JSON.stringify(tally(during))}; B caught up ${converged} ms after the load stopped`,
     );
   }, 60_000);
+});
+
+// Last: the failover leaves the primary on the other node.
+describe("the primary's node cut off from everything, and a failover", () => {
+  it("loses no acknowledged write: writes wait for the standby, and the isolated node serves nothing it may lose", async () => {
+    expect(await c.primaryLocation()).toBe(EAST);
+    const load = runWorkload(c.clients("isolated"), { timeoutMs: 8000, pauseMs: 20 });
+    await sleep(1500);
+    const cutAt = Date.now();
+    const heal = c.isolate("node-a");
+    // The lease runs out, B waits FAILOVER_AFTER_MS more and promotes its standby.
+    const promoted = await within(LEASE_MS + FAILOVER_AFTER_MS + 10_000, async () => {
+      expect(await c.primaryLocation()).not.toBe(EAST);
+    });
+    await sleep(2000);
+    const healAt = Date.now();
+    heal();
+    await sleep(3 * LEASE_MS);
+    const history = await load.stop();
+    const figures = partitionFigures(history, cutAt, healAt);
+    // The old primary's writes past the cut were answered "unconfirmed" or refused, never
+    // acknowledged: none is lost, and no client read what the failover discarded.
+    expect(checkHistory(history, await c.finalState()), JSON.stringify(tally(history))).toEqual([]);
+    const atA = history.filter((o) => o.client.startsWith("isolated-via-a") && o.start > cutAt + 500);
+    const duringAtA = atA.filter((o) => o.end < healAt);
+    expect(duringAtA.length).toBeGreaterThan(0);
+    expect(
+      duringAtA.filter((o) => o.outcome === "ok" && o.kind === "write"),
+      JSON.stringify(tally(duringAtA)),
+    ).toEqual([]);
+    // The promoted node takes writes from both, once A rejoins as its replica.
+    const after = history.filter((o) => o.kind === "write" && o.start > healAt + 2 * LEASE_MS);
+    for (const via of ["via-a", "via-b"]) {
+      const mine = after.filter((o) => o.client.startsWith(`isolated-${via}`));
+      expect(
+        mine.length > 0 && mine.every((o) => o.outcome === "ok"),
+        `${via}: ${JSON.stringify(tally(mine))}`,
+      ).toBe(true);
+    }
+    console.log(
+      `primary isolated, failover ${promoted} ms after the cut: ${JSON.stringify(figures)}; ${JSON.stringify(tally(history))}`,
+    );
+  }, 90_000);
 });

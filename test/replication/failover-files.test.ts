@@ -6,7 +6,6 @@ import Database from "libsql";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { replicaPosition, writeReplicaPosition } from "../../src/engine/replica-info.js";
 import { Failover, type FailoverParts } from "../../src/hosting/failover.js";
-import type { PrimaryLeases } from "../../src/hosting/primary-leases.js";
 import { createLogger } from "../../src/lib/logger.js";
 import { openSqliteStore } from "../../src/store/sqlite.js";
 import type { Store } from "../../src/store/store.js";
@@ -59,10 +58,12 @@ beforeEach(async () => {
     nodeId: "node-west",
     holds: (l) => l === "west",
     leaseMs: 2000,
-    leases: () =>
-      ({
-        adopt: (g: string, epoch: number) => calls.push(`lease ${g} ${epoch}`),
-      }) as unknown as PrimaryLeases,
+    leases: () => ({
+      adopt: (g: string, epoch: number) => {
+        calls.push(`lease ${g} ${epoch}`);
+      },
+      freshStandbys: () => "[]",
+    }),
   };
   failover = new Failover(parts);
 });

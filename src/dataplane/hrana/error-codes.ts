@@ -28,6 +28,10 @@ export const DATA_PLANE_CODES = {
   PRIMARY_UNREACHABLE: "the node holding the database's primary can't be reached; nothing was sent",
   PRIMARY_FAILED:
     "the node holding the database's primary failed or didn't answer in time; the request may have taken effect",
+  WRITE_UNCONFIRMED:
+    "the write committed at the primary, but no standby confirmed it and the store couldn't be told; a failover may discard it",
+  PRIMARY_ISOLATED:
+    "the primary here can reach neither a standby nor the store to drop it; it serves nothing until it can",
   DESCRIBE_ELSEWHERE: "`describe` at a replica location whose primary is on another node",
   UNKNOWN: "another node's failed result came without a code",
   // The whole request or connection failed.

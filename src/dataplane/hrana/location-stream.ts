@@ -13,6 +13,7 @@ import { argsOf, type Batch, type Stmt } from "./requests.js";
 import { withoutServerPaths } from "./server-paths.js";
 import type { SqlStore } from "./sql-store.js";
 import type { BatchOutcome, DescribeResult, SqlStream } from "./stream.js";
+import type { StreamServices } from "./stream-services.js";
 
 export interface LocationServices {
   replicas: ReplicaPort;
@@ -24,6 +25,8 @@ export interface LocationServices {
   holds?(location: string): boolean;
   /** The other nodes, for a primary held elsewhere. */
   peers?: DataPlanePeers;
+  /** This node's write fence; a group isolated here answers no reads either (hosting/standbys.ts). */
+  fence?: Pick<NonNullable<StreamServices["fence"]>, "refuseIfIsolated">;
 }
 
 /** The primary side of a location's stream: one on this node, or one forwarded to another. */
@@ -139,6 +142,8 @@ export class LocationStream implements SqlStream {
     budget: RowBudget | undefined,
   ): Promise<ExecResult> {
     const db = this.access.database;
+    // A replica here of a primary this node holds follows it: isolated, it may hold what vanishes.
+    this.services.fence?.refuseIfIsolated(db);
     if (db.block_reads === 1)
       throw new HranaError("BLOCKED", "Operation was blocked: reads are blocked on this database");
     if (db.org_blocked_reads === 1) throw orgBlocked("reads", db.org_slug);

@@ -30,6 +30,13 @@ export interface StreamServices {
     mayWrite(database: DataAccess["database"]): boolean;
     /** Renews the leases; throws when this node still may not write. */
     acquire(database: DataAccess["database"]): Promise<void>;
+    /** Throws when the group's primaries here answer nothing (a standby can't be dropped). */
+    refuseIfIsolated(database: DataAccess["database"]): void;
+    /**
+     * After a commit (`index` tells where it ended): undefined when no standby waits, else resolves
+     * once each has it (rejects with WRITE_UNCONFIRMED when the outcome can't be known).
+     */
+    confirm(database: DataAccess["database"], index: () => number): Promise<void> | undefined;
   };
   /** The data folder's free space: writes that grow a database are refused below its reserve. */
   disk?: DiskSpacePort;

@@ -17,6 +17,7 @@ import { attachStatement, authorizeRun, compileGuard, type Verdict } from "./aut
 import { type BatchOutcome, everyStepFailed, runSteps, SLICE_MS } from "./batch-steps.js";
 import { refuseAtReserve } from "./disk-reserve.js";
 import { HranaError, ProtocolError, toHranaError } from "./errors.js";
+import { confirmedCommit, fenceFor } from "./fence.js";
 import { argsOf, type Batch, type Stmt } from "./requests.js";
 import { SchemaChangeLog } from "./schema-change-log.js";
 import { withoutServerPaths } from "./server-paths.js";
@@ -166,14 +167,8 @@ export class HranaStream implements SqlStream {
       if ("attach" in verdict) return this.attachThenRun(verdict, args, opts);
       p = this.prepare(verdict.sql);
     }
-    // Fencing: every write, and the commit that makes writes durable, needs the primary's lease.
-    const fence = this.services.fence;
-    if (
-      fence &&
-      (!p.readonly || (p.info.kind === "commit" && this.holdsLock)) &&
-      !fence.mayWrite(this.access.database)
-    )
-      return fence.acquire(this.access.database).then(() => this.run(sql, args, opts));
+    const fenced = fenceFor(this.services, this.access.database, p, this.holdsLock);
+    if (fenced) return fenced.then(() => this.run(sql, args, opts));
     if (!p.readonly && !this.holdsLock) {
       // Free: taken at once, and nothing ran since the statement was prepared.
       if (this.tryTakeLock()) return this.exec(conn, p, args, opts);
@@ -253,17 +248,19 @@ export class HranaStream implements SqlStream {
    * fail (a full disk); each failure is logged and counted (`afterCommitFailed`), and the client
    * gets the statement's result.
    */
-  private finish(conn: EngineConnection, p: Prepared, r: ExecResult): ExecResult {
+  private finish(conn: EngineConnection, p: Prepared, r: ExecResult): ExecResult | Promise<ExecResult> {
     const db = this.access.database;
+    const wrote = this.holdsLock && p.info.kind !== "rollback";
+    let result: ExecResult;
     try {
       // Only a PRAGMA's rows change (it commits nothing): a failure there may still fail it.
-      const result = withoutServerPaths(p.info.sql, r);
+      result = withoutServerPaths(p.info.sql, r);
       if (db.is_schema === 1) this.aftercare("schema-journal", () => this.schemaChanges.track(p.info.sql));
       meterStatement(this.services, db, p.info.sql, result);
-      return result;
     } finally {
       this.afterStatement(conn, p.info.kind !== "rollback");
     }
+    return wrote && !conn.inTransaction ? confirmedCommit(this.services, this.db, db, result) : result;
   }
 
   /** Runs a step that follows a statement which ran; its failure is reported, never thrown. */

@@ -19,6 +19,11 @@ export const groupErrors = {
   primaryLocationKept: () => new InvalidError("cannot remove primary location"),
   alreadyPrimary: (location: string, group: string) =>
     new ConflictError(`location ${location} is already the primary of group ${group}`, "already_primary"),
+  notStandby: (location: string, group: string) =>
+    new ConflictError(
+      `location ${location} is not a standby of group ${group}: it may lack writes the primary acknowledged`,
+      "not_standby",
+    ),
   locationBehind: (location: string, timeoutMs: number) =>
     new UnavailableError(`replicas in ${location} did not catch up within ${timeoutMs} ms`),
   deleteProtected: (name: string) =>

@@ -13,6 +13,7 @@ import * as m0010 from "./0010-encryption.js";
 import * as m0012 from "./0012-primary-leases.js";
 import * as m0013 from "./0013-org-jwks.js";
 import * as m0014 from "./0014-deleted-databases.js";
+import * as m0015 from "./0015-standbys.js";
 
 /**
  * Every migration in order. Names never change once released; a new schema change is a new file.
@@ -32,6 +33,7 @@ const ALL: Record<string, { up(db: Kysely<unknown>, kind: DialectKind): Promise<
   "0012-primary-leases": m0012,
   "0013-org-jwks": m0013,
   "0014-deleted-databases": m0014,
+  "0015-standbys": m0015,
 };
 
 export function migrationProvider(kind: DialectKind): MigrationProvider {
