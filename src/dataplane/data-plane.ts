@@ -10,6 +10,7 @@ import { ResponseBytes, type ResponseLimits } from "./hrana/response-budget.js";
 import type { StreamLimits, StreamServices } from "./hrana/stream.js";
 import type { AfterStatementStep } from "./hrana/stream-services.js";
 import { HranaHttp } from "./http.js";
+import { LaggingReplicas } from "./lagging-replicas.js";
 import type { DataPlaneParts } from "./parts.js";
 import type { PullServices } from "./pull/pull-updates.js";
 import { observeRequest } from "./request-log.js";
@@ -64,6 +65,7 @@ export function createDataPlane(deps: DataPlaneParts, settings: DataPlaneSetting
     replicas: deps.replicas,
     readYourWritesMs: settings.txnTimeoutMs,
     holds: (location) => deps.placement.holds(location),
+    lagging: new LaggingReplicas((dbId, location) => deps.replicas.pullNow(dbId, location), deps.log),
     ...(deps.leases ? { fence: fenceOf(deps.leases) } : {}),
     ...(deps.peers ? { peers: deps.peers } : {}),
     meter: deps.meter,

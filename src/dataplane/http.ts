@@ -13,9 +13,10 @@ import { batchCursorEntries } from "./hrana/cursor.js";
 import { dispatch } from "./hrana/dispatch.js";
 import { HranaError, ProtocolError } from "./hrana/errors.js";
 import type { HttpStreams } from "./hrana/http-streams.js";
-import type { LocationServices } from "./hrana/location-stream.js";
+import { type LocationServices, LocationStream } from "./hrana/location-stream.js";
 import { openStream } from "./hrana/open-stream.js";
 import { parseBatchSliced, parseRequestsSliced } from "./hrana/parse-sliced.js";
+import { REPLICA_BEHIND } from "./hrana/remote-primary-stream.js";
 import type { StreamRequest } from "./hrana/requests.js";
 import type { ResponseBudget, ResponseBytes } from "./hrana/response-budget.js";
 import { HTTP_SQL_LIMITS, SqlStore } from "./hrana/sql-store.js";
@@ -238,6 +239,8 @@ export class HranaHttp {
       this.streams.release(id);
       throw e;
     }
+    // A write sent on from another node's replica location, answered before that replica had it.
+    if (stream instanceof LocationStream && stream.replicaBehind) res.setHeader(REPLICA_BEHIND, "1");
     await sendJson(res, new PipelineAnswer(this.streams.release(id), results), budget);
   }
 

@@ -28,6 +28,12 @@ const ID = /^[0-9a-f-]{36}$/;
 const INSTANCE_FILE =
   /^([0-9a-f-]{36})\.db(?:-wal|-shm|-journal|-info|-client_wal_index|\.log|\.upload|\.follow|\.follow\.tmp|\.pending|\.bootstrap)?$/;
 
+/** The database id of an instance file's path (`.../<location>/<id>.db`), as `path` names it. */
+export function dbIdOfPath(file: string): string {
+  const name = file.slice(file.lastIndexOf("/") + 1);
+  return name.endsWith(".db") ? name.slice(0, -3) : name;
+}
+
 /**
  * The database files of every instance on this node: `<root>/<location>/<databaseId>.db`.
  * Files are named by database id, never by name, so renames and transfers don't move them.

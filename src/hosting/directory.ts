@@ -9,14 +9,10 @@ import { DirectoryCache, locatorKey } from "./directory-cache.js";
  * a change made through another process (a rotation, a block, a size limit) takes to apply here.
  */
 export const DIRECTORY_TTL_MS = 1000;
-/**
- * How long a request waits for the store when the record it needs is cached but out of date:
- * past it, the store is taken as out of reach (a partition, an outage) and the last record read
- * is used, so reads go on (writes still need the primary's lease, which the store grants).
- */
-export const STORE_WAIT_MS = 500;
-/** The oldest a record may be and still be used while the store is out of reach. */
-export const MAX_STALE_MS = 10 * 60_000;
+
+// A record cached but out of date is used once the store takes STORE_WAIT_MS to answer, so reads
+// go on through an outage (writes still need the primary's lease, which the store grants).
+import { MAX_STALE_MS, STORE_WAIT_MS } from "../lib/outage-cache.js";
 
 /**
  * The data plane's view of databases, cached because every SQL request needs one. Only found

@@ -1,5 +1,6 @@
 import { signJwt, verifyJwt } from "../lib/jwt.js";
 import type { Logger } from "../lib/logger.js";
+import { OutageTolerantCache } from "../lib/outage-cache.js";
 import type { SigningKey } from "../lib/signing-keys.js";
 import type { Clock } from "../lib/time.js";
 import type { Store } from "../store/store.js";
@@ -39,7 +40,8 @@ export interface NodePeerParts {
  * token signed with the cluster's shared key, never a tenant's token.
  */
 export class NodePeers {
-  private readonly holders = new Map<string, { url: string | undefined; at: number }>();
+  /** Each location's holder's URL; while the store is out of reach, the last one read (ADR 0022). */
+  private readonly holders = new OutageTolerantCache<string | undefined>(HOLDER_TTL_MS);
 
   get nodeId(): string {
     return this.parts.nodeId;
@@ -59,12 +61,10 @@ export class NodePeers {
   /** Base URL of the node holding `location` (undefined: this node, or no node). */
   async urlOf(location: string): Promise<string | undefined> {
     if (this.parts.holds(location)) return undefined;
-    const hit = this.holders.get(location);
-    if (hit && Date.now() - hit.at < HOLDER_TTL_MS) return hit.url;
-    const holder = await this.parts.store.read((r) => r.nodes.holderOf(location));
-    const url = holder?.url.replace(/\/+$/, "");
-    this.holders.set(location, { url, at: Date.now() });
-    return url;
+    return this.holders.get(location, async () => {
+      const holder = await this.parts.store.read((r) => r.nodes.holderOf(location));
+      return holder?.url.replace(/\/+$/, "");
+    });
   }
 
   /**
@@ -73,8 +73,7 @@ export class NodePeers {
    * many replicas of it fail at once.
    */
   recheck(location: string): void {
-    const hit = this.holders.get(location);
-    if (hit && Date.now() - hit.at >= RECHECK_AFTER_MS) this.holders.delete(location);
+    this.holders.forget(location, RECHECK_AFTER_MS);
   }
 
   async primaryLocation(dbId: string): Promise<string | undefined> {

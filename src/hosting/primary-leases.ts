@@ -1,7 +1,7 @@
 import type { Logger } from "../lib/logger.js";
 import { Throttle } from "../lib/throttle.js";
 import type { Store } from "../store/store.js";
-import type { SyncStandbys } from "./standbys.js";
+import type { GroupStandbyState, SyncStandbys } from "./standbys.js";
 
 /**
  * How long a write waits for a lease round when this node holds no valid lease (at most a lease):
@@ -106,6 +106,11 @@ export class PrimaryLeases {
   /** Whether the group's primaries here answer nothing now (see hosting/standbys.ts). */
   isolated(groupId: string): boolean {
     return this.standbys?.isIsolated(groupId) ?? false;
+  }
+
+  /** The standbys of every group held here (none when writes don't wait for standbys). */
+  standbyList(): GroupStandbyState[] {
+    return this.standbys?.list() ?? [];
   }
 
   /** Whether writes to the group's primaries wait for standbys. */

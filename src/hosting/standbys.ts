@@ -31,6 +31,14 @@ export interface StandbyParts {
   counted?(event: StandbyEvent): void;
 }
 
+/** A group's standbys as the node's status shows them. */
+export interface GroupStandbyState {
+  groupId: string;
+  standbys: string[];
+  joining: string[];
+  isolated: boolean;
+}
+
 /** One group's standbys as the lease holder keeps them. */
 interface GroupStandbys {
   epoch: number;
@@ -110,10 +118,14 @@ export class SyncStandbys {
     return this.isolated.has(groupId);
   }
 
-  /** The standbys recorded or about to be, and those catching up (for the node's status). */
-  list(groupId: string): { members: string[]; joining: string[] } | undefined {
-    const g = this.groups.get(groupId);
-    return g && { members: [...g.members].sort(), joining: [...g.joining].sort() };
+  /** Each group's standbys, those catching up, and whether it is isolated (for the node's status). */
+  list(): GroupStandbyState[] {
+    return [...this.groups].map(([groupId, g]) => ({
+      groupId,
+      standbys: [...g.members].sort(),
+      joining: [...g.joining].sort(),
+      isolated: this.isolated.has(groupId),
+    }));
   }
 
   /**

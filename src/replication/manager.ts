@@ -4,6 +4,7 @@ import { mintReplicationToken } from "../domain/data-access/db-tokens.js";
 import type { DatabaseKey } from "../engine/encryption/keys.js";
 import { frameLogFolder } from "../engine/frame-log-meta.js";
 import type { CommitEvent } from "../engine/hosted-databases.js";
+import { dbIdOfPath } from "../engine/instance-files.js";
 import { isSqliteFailure } from "../engine/sqlite-errors.js";
 import { Throttle } from "../lib/throttle.js";
 import { EncryptedReplicas } from "./encrypted-replicas.js";
@@ -235,6 +236,11 @@ export class ReplicationManager implements ReplicaPort {
     return waiting;
   }
 
+  /** Has a replica here pull now; resolves once a pull begun after this call has finished. */
+  pullNow(dbId: string, location: string): Promise<void> {
+    return this.follow(dbId, location);
+  }
+
   /** Waits until every replica of `dbIds` in `location` has what their primaries have committed now. */
   async waitCaughtUp(dbIds: readonly string[], location: string, timeoutMs: number): Promise<boolean> {
     const deadline = Date.now() + timeoutMs;
@@ -258,7 +264,7 @@ export class ReplicationManager implements ReplicaPort {
 
   /** After a commit on a primary: every replica of it pulls now. */
   onCommit(e: CommitEvent): void {
-    const dbId = dbIdOf(e.path);
+    const dbId = dbIdOfPath(e.path);
     const here = this.placements.get(dbId) ?? new Set<string>();
     const locations = [...here, ...(this.deps.peers?.remoteLocations(dbId) ?? [])];
     if (locations.length === 0) return;
@@ -391,10 +397,4 @@ export class ReplicationManager implements ReplicaPort {
     }
     return w;
   }
-}
-
-/** Database id from a primary's file path (`.../<location>/<id>.db`). */
-function dbIdOf(path: string): string {
-  const name = path.slice(path.lastIndexOf("/") + 1);
-  return name.endsWith(".db") ? name.slice(0, -3) : name;
 }

@@ -40,6 +40,7 @@ export function primaryAnswers(parts: PrimaryAnswerParts): PrimaryMethods {
     verifyPeer: (token) => parts.peers.verify(token),
     replicaWaitFor: (dbId, location, index, timeoutMs) =>
       parts.replicas.waitFor(dbId, location, index, timeoutMs),
+    replicaPullNow: (dbId, location) => parts.replicas.pullNow(dbId, location),
     replicaQuery: (dbId, location, sql, args, key) => parts.replicas.query(dbId, location, sql, args, key),
     standbyConfirm: (groupId, dbId, index) => parts.leases.confirm(groupId, dbId, index),
     async leaseAcquire(groupId) {

@@ -59,6 +59,7 @@ export type PrimaryMethods = {
   peerUrl(location: string): Promise<string | undefined>;
   verifyPeer(token: string | undefined): Promise<string | undefined>;
   replicaWaitFor(dbId: string, location: string, index: number, timeoutMs: number): Promise<boolean>;
+  replicaPullNow(dbId: string, location: string): Promise<void>;
   replicaQuery(
     dbId: string,
     location: string,

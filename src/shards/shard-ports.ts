@@ -183,6 +183,7 @@ export function remoteReplicas(
     drop: notHere("drop"),
     observe: observed,
     waitFor: (dbId, location, index, timeoutMs) => primary.replicaWaitFor(dbId, location, index, timeoutMs),
+    pullNow: (dbId, location) => primary.replicaPullNow(dbId, location),
     query: (dbId: string, location: string, sql: string, args: unknown, key?: DatabaseKey) =>
       primary.replicaQuery(dbId, location, sql, args, key) as Promise<ReplicaRows>,
   };

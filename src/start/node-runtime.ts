@@ -1,13 +1,16 @@
 import type { LocationReplication, NodeRuntime } from "../domain/cluster/node-status.js";
+import type { PrimaryLeases } from "../hosting/primary-leases.js";
 import type { ReplicationManager } from "../replication/manager.js";
 import type { Supervisor } from "../shards/supervisor.js";
 
-/** The node's running state, read from its shards' supervisor and its replicas at each call. */
+/** The node's running state, read from its shards' supervisor, its replicas and leases at each call. */
 export function nodeRuntime(
   supervisor: Supervisor,
   replicas: Pick<ReplicationManager, "behind">,
+  leases: Pick<PrimaryLeases, "standbyList">,
 ): NodeRuntime {
   return {
+    primaries: () => leases.standbyList(),
     shards: () => supervisor.shards.map((s) => ({ index: s.index, serving: s.serving })),
     quarantined: () => supervisor.quarantine.list().length,
     replication: () => {

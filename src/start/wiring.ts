@@ -267,7 +267,7 @@ function laterParts(
   return {
     ...primaries,
     metrics,
-    nodeRuntime: nodeRuntime(shards.supervisor, replicas),
+    nodeRuntime: nodeRuntime(shards.supervisor, replicas, primaries.leases),
     readiness: readinessProbes(config, store),
     heldPrimaries: new HeldPrimaryList({ store, files, placement, log }, 1000),
     backups: backupService(config, {

@@ -106,6 +106,8 @@ describe("the status of the node answering", () => {
       ],
       quarantined: 0,
       replication: [],
+      // One node on the embedded store: no leases, so no standbys.
+      primaries: [],
     });
     const [primary, replica] = codes as [string, string];
     expect(

@@ -9,7 +9,9 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type FaultyCluster, partitionFigures, startFaultyCluster } from "../helpers/faulty-cluster.js";
 import { checkHistory, runWorkload, tally } from "../helpers/history.js";
-import { EAST, printNodeWarningsOnFailure, SETTLE_MS, within } from "../helpers/nodes.js";
+import { client } from "../helpers/http.js";
+import { EAST, printNodeWarningsOnFailure, SETTLE_MS, WEST, within } from "../helpers/nodes.js";
+import { ADMIN_TOKEN } from "../helpers/shoal.js";
 
 printNodeWarningsOnFailure();
 
@@ -25,7 +27,13 @@ let c: FaultyCluster;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 beforeAll(async () => {
-  c = await startFaultyCluster(LEASE_MS, { SHOAL_FAILOVER_AFTER_MS: String(FAILOVER_AFTER_MS) });
+  c = await startFaultyCluster(LEASE_MS, {
+    SHOAL_FAILOVER_AFTER_MS: String(FAILOVER_AFTER_MS),
+    // A write sent on from B's location waits this long for B's replica before it is answered.
+    SHOAL_TRANSACTION_TIMEOUT_MS: "1500",
+    // B's pulls from a silent A end after this; then B waits for a probe before pulling again.
+    SHOAL_REPLICA_PULL_TIMEOUT_MS: "1000",
+  });
 }, 120_000);
 
 afterAll(async () => {
@@ -120,10 +128,36 @@ describe("a partition between the two nodes", () => {
   }, 60_000);
 });
 
+describe("the primary's answers to the replica's node lost, one way", () => {
+  it("never lets a client at B read older than what it wrote there, though B's replica lags after the heal", async () => {
+    const load = runWorkload(c.clients("one-way", 4), { timeoutMs: 8000, pauseMs: 20 });
+    await sleep(1500);
+    // B's requests reach A, A's answers are held: B's forwarded writes are answered (once the link
+    // heals) before B's replica, whose pulls ended and wait for a probe, has them.
+    const link = c.toNode.get("node-a")!;
+    link.cut("one-way", "from-target");
+    await sleep(4000);
+    link.heal();
+    await sleep(4000);
+    const history = await load.stop();
+    expect(checkHistory(history, await c.finalState()), JSON.stringify(tally(history))).toEqual([]);
+    const atB = history.filter((o) => o.client.startsWith("one-way-via-b") && o.kind === "write");
+    expect(atB.filter((o) => o.outcome === "ok").length).toBeGreaterThan(0);
+    console.log(`one-way cut: ${JSON.stringify(tally(history))}`);
+  }, 60_000);
+});
+
 // Last: the failover leaves the primary on the other node.
 describe("the primary's node cut off from everything, and a failover", () => {
   it("loses no acknowledged write: writes wait for the standby, and the isolated node serves nothing it may lose", async () => {
     expect(await c.primaryLocation()).toBe(EAST);
+    // B is A's standby (it caught up again after the partition between them).
+    await within(SETTLE_MS, async () => {
+      const status = await client(c.a.url, ADMIN_TOKEN).get("/v1/admin/node");
+      expect(status.body.primaries).toEqual([
+        { group_id: expect.any(String), standbys: [WEST], joining: [], isolated: false },
+      ]);
+    });
     const load = runWorkload(c.clients("isolated"), { timeoutMs: 8000, pauseMs: 20 });
     await sleep(1500);
     const cutAt = Date.now();

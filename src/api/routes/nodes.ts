@@ -54,7 +54,7 @@ export const nodeRoutes: Route[] = [
     path: "/v1/admin/node",
     summary: "Status of this node",
     description:
-      "Instance administrators only. The node that answers: its shard processes (serving, or starting again after one ended), the databases refused for crashing theirs, and, per location of the replicas it keeps, how many there are and the age of the oldest commit one of them lacks (0: all caught up).",
+      "Instance administrators only. The node that answers: its shard processes (serving, or starting again after one ended), the databases refused for crashing theirs, per location of the replicas it keeps how many there are and the age of the oldest commit one of them lacks (0: all caught up), and the standbys of the primaries it holds.",
     tags,
     response: z.object({
       node: z.string(),
@@ -67,6 +67,25 @@ export const nodeRoutes: Route[] = [
           behind_ms: z.number().openapi({ description: "0 when every replica there has every commit." }),
         }),
       ),
+      primaries: z
+        .array(
+          z.object({
+            group_id: z.string(),
+            standbys: z.array(z.string()).openapi({
+              description:
+                "Locations on other nodes holding every write this primary acknowledged: only these are promoted by an automatic failover.",
+            }),
+            joining: z.array(z.string()).openapi({ description: "Replicas being recorded as standbys." }),
+            isolated: z.boolean().openapi({
+              description:
+                "Cut off from a standby and the store: the group's reads and writes here are refused (PRIMARY_ISOLATED).",
+            }),
+          }),
+        )
+        .openapi({
+          description:
+            "Groups whose primary this node holds, with their standbys (empty when SHOAL_STANDBY_CONFIRM_MS is 0).",
+        }),
     }),
     errors: forbidden,
     handler: async ({ ctx }) => {
@@ -79,6 +98,12 @@ export const nodeRoutes: Route[] = [
           location: r.location,
           replicas: r.replicas,
           behind_ms: Math.round(r.behindMs),
+        })),
+        primaries: s.primaries.map((p) => ({
+          group_id: p.groupId,
+          standbys: p.standbys,
+          joining: p.joining,
+          isolated: p.isolated,
         })),
       };
     },

@@ -26,6 +26,7 @@ interface NodeStatus {
   shards: Array<{ index: number; serving: boolean }>;
   quarantined: number;
   replication: Array<{ location: string; replicas: number; behind_ms: number }>;
+  primaries: Array<{ group_id: string; standbys: string[]; joining: string[]; isolated: boolean }>;
 }
 
 const adminOnly = { 403: "only the instance administrator may do this" };
@@ -130,16 +131,33 @@ function registerNodes(admin: Command, io: Io): void {
             `Node ${r.node}: ${serving} of ${r.shards.length} shard processes serving` +
             (r.quarantined > 0 ? `, ${r.quarantined} databases quarantined` : "") +
             ".\n";
-          if (r.replication.length === 0) return `${head}No replicas on this node.\n`;
-          return `${head}\n${renderTable(
-            ["location", "replicas", "behind"],
-            r.replication.map((l) => [
-              l.location,
-              String(l.replicas),
-              l.behind_ms === 0 ? "caught up" : `${l.behind_ms} ms`,
-            ]),
-          )}`;
+          const replicas =
+            r.replication.length === 0
+              ? "No replicas on this node.\n"
+              : renderTable(
+                  ["location", "replicas", "behind"],
+                  r.replication.map((l) => [
+                    l.location,
+                    String(l.replicas),
+                    l.behind_ms === 0 ? "caught up" : `${l.behind_ms} ms`,
+                  ]),
+                );
+          return `${head}\n${replicas}${primariesTable(r.primaries)}`;
         });
       }),
     );
+}
+
+/** The standbys of the primaries a node holds; nothing when it holds none with standbys kept. */
+function primariesTable(primaries: NodeStatus["primaries"]): string {
+  if (primaries.length === 0) return "";
+  return `\n${renderTable(
+    ["group", "standbys", "joining", "state"],
+    primaries.map((p) => [
+      p.group_id,
+      p.standbys.join(", ") || "none (no automatic failover)",
+      p.joining.join(", ") || "-",
+      p.isolated ? "isolated" : "serving",
+    ]),
+  )}`;
 }

@@ -6,6 +6,7 @@ import type { HostedDatabases } from "../../engine/hosted-databases.js";
 import { splitStatements } from "../../engine/sql-lexer.js";
 import { statementParameters } from "../../engine/sql-params.js";
 import type { UsageRecorder } from "../../hosting/usage-tally.js";
+import type { LaggingReplicas } from "../lagging-replicas.js";
 import type { DataPlanePeers } from "../replica-notify.js";
 import { forbiddenUse, orgBlocked } from "./authorize.js";
 import { HranaError, toHranaError } from "./errors.js";
@@ -25,6 +26,8 @@ export interface LocationServices {
   holds?(location: string): boolean;
   /** The other nodes, for a primary held elsewhere. */
   peers?: DataPlanePeers;
+  /** Replicas here that may lack a write sent on to another node: their reads go to the primary. */
+  lagging?: Pick<LaggingReplicas, "mark" | "isLagging">;
   /** This node's write fence; a group isolated here answers no reads either (hosting/standbys.ts). */
   fence?: Pick<NonNullable<StreamServices["fence"]>, "refuseIfIsolated">;
 }
@@ -72,6 +75,11 @@ export class LocationStream implements SqlStream {
 
   get isClosed(): boolean {
     return this.primary.isClosed;
+  }
+
+  /** A write of this stream was answered before this location's replica had it. */
+  get replicaBehind(): boolean {
+    return this.mustSee > 0;
   }
 
   execute(stmt: Stmt, budget?: RowBudget): ExecResult | Promise<ExecResult> {
@@ -154,6 +162,8 @@ export class LocationStream implements SqlStream {
         `SQL string could not be parsed: unsupported statement: ${refused}`,
       );
     }
+    // A write sent on from here was answered before this replica had it: read where it is.
+    if (this.services.lagging?.isLagging(db.id, this.location)) return this.primary.execute(stmt, budget);
     if (this.mustSee > 0) {
       const caughtUp = await this.services.replicas.waitFor(
         db.id,

@@ -22,7 +22,9 @@ export function openStream(
     );
   }
   if (access.primaryElsewhere && location !== undefined && services.peers) {
-    const remote = new RemotePrimaryStream(access, sqls, location, services.peers);
+    const remote = new RemotePrimaryStream(access, sqls, location, services.peers, () =>
+      services.lagging?.mark(access.database.id, location),
+    );
     return new LocationStream(location, remote, services, "primary-elsewhere");
   }
   const primary = new HranaStream(access, sqls, services);

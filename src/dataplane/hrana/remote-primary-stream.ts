@@ -14,6 +14,13 @@ import type { SqlStore } from "./sql-store.js";
 import type { BatchOutcome, DescribeResult, SqlStream } from "./stream.js";
 import { decodeValue, encodeValue } from "./values.js";
 
+/**
+ * Set on the primary node's answer to a forwarded request when a write in it was answered before
+ * the forwarding location's replica had it (its wait ran out): that node's reads there go to the
+ * primary until its replica has pulled again (dataplane/lagging-replicas.ts).
+ */
+export const REPLICA_BEHIND = "x-shoal-replica-behind";
+
 /** How long a forwarded request may take before this node gives up on the primary's node. */
 const FORWARD_TIMEOUT_MS = 30_000;
 
@@ -36,6 +43,8 @@ export class RemotePrimaryStream implements SqlStream {
     readonly sqls: SqlStore,
     private readonly location: string,
     private readonly peers: DataPlanePeers,
+    /** The primary's node said this location's replica may lack a write it answered. */
+    private readonly onBehind?: () => void,
   ) {}
 
   get isClosed(): boolean {
@@ -121,6 +130,7 @@ export class RemotePrimaryStream implements SqlStream {
       this.closed = true;
       throw forwardFailure(db.primary_location, e);
     }
+    if (res.headers.get(REPLICA_BEHIND) === "1") this.onBehind?.();
     const body = (await res.json().catch(() => ({}))) as {
       baton?: string | null;
       results?: Array<{

@@ -17,10 +17,22 @@ export interface LocationReplication {
   behindMs: number;
 }
 
+/** A group whose primary this node holds, and the standbys its writes wait for. */
+export interface PrimaryStandbys {
+  groupId: string;
+  /** Locations on other nodes holding every acknowledged write: an automatic failover may promote them. */
+  standbys: string[];
+  /** Replicas writes wait for while they are being recorded as standbys. */
+  joining: string[];
+  /** Cut off from a standby and the store: the group's primaries here serve nothing. */
+  isolated: boolean;
+}
+
 /** What the node answering knows of its own processes and replicas, as it runs. */
 export interface NodeRuntime {
   shards(): ShardState[];
   replication(): LocationReplication[];
+  primaries(): PrimaryStandbys[];
   /** Databases refused for a while because their statements kept ending their shard. */
   quarantined(): number;
 }
@@ -35,6 +47,7 @@ export interface NodeStatusView {
   shards: ShardState[];
   quarantined: number;
   replication: LocationReplication[];
+  primaries: PrimaryStandbys[];
 }
 
 /** `GET /v1/admin/node`: the answering node's shards and how far its replicas trail. */
@@ -46,5 +59,6 @@ export function nodeStatus(ctx: Ctx<NodeStatusPorts>): NodeStatusView {
     shards: rt.shards(),
     quarantined: rt.quarantined(),
     replication: rt.replication().sort((a, b) => a.location.localeCompare(b.location)),
+    primaries: rt.primaries().sort((a, b) => a.groupId.localeCompare(b.groupId)),
   };
 }

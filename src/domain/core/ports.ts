@@ -115,6 +115,8 @@ export interface ReplicaPort extends ReplicaStatus {
   observe(dbId: string, location: string, index: number): void;
   /** Resolves true once the replica has everything up to replication index `index`. */
   waitFor(dbId: string, location: string, index: number, timeoutMs: number): Promise<boolean>;
+  /** Has the replica pull now: resolves once a pull begun after the call finished, rejects if it failed. */
+  pullNow(dbId: string, location: string): Promise<void>;
   /** Runs a read statement on the replica. */
   /** `key`: the request's, for an encrypted database's replica. */
   query(dbId: string, location: string, sql: string, args: unknown, key?: DatabaseKey): Promise<ReplicaRows>;
