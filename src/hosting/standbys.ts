@@ -6,6 +6,8 @@ import type { Store } from "../store/store.js";
  * "unconfirmed" (the store is out of reach); the drop is retried on each round after that.
  */
 const DROP_WAIT_MS = 2000;
+/** How long a replica joining as a standby may take to catch up before the try is given up. */
+const JOIN_WAIT_MS = 30_000;
 
 /** What happened to a group's standbys, for the metric. */
 export type StandbyEvent = "joined" | "dropped" | "unconfirmed";
@@ -16,6 +18,11 @@ export interface StandbyParts {
   nodeId: string;
   /** How long a write's answer waits for each standby (`SHOAL_STANDBY_CONFIRM_MS`, above 0). */
   confirmMs: number;
+  /**
+   * A replica dropped (or that failed a write while joining) isn't brought in again for this long,
+   * so one that keeps falling behind doesn't stall writes at every round (10 s when unset).
+   */
+  rejoinAfterMs?: number;
   replicas: {
     waitFor(dbId: string, location: string, index: number, timeoutMs: number): Promise<boolean>;
     waitCaughtUp(dbIds: readonly string[], location: string, timeoutMs: number): Promise<boolean>;
@@ -51,6 +58,8 @@ interface GroupStandbys {
   joining: Set<string>;
   /** Members to leave the list at the next store write. */
   dropping: Set<string>;
+  /** When each location dropped lately may join again (ms since the epoch). */
+  notBefore: Map<string, number>;
   /** The last store write didn't succeed: the next round writes the list again. */
   dirty: boolean;
   /** Store writes of the list, one at a time, so the last one written is the newest list. */
@@ -77,6 +86,8 @@ export class SyncStandbys {
   private readonly isolated = new Set<string>();
   private timer: NodeJS.Timeout | undefined;
   private round: Promise<void> = Promise.resolve();
+  /** Joins under way (each replica catching up), which rounds don't wait for. */
+  private readonly joins = new Set<Promise<void>>();
 
   constructor(private readonly parts: StandbyParts) {}
 
@@ -92,6 +103,7 @@ export class SyncStandbys {
       members,
       joining: new Set(),
       dropping: new Set(),
+      notBefore: new Map(),
       dirty: false,
       writing: Promise.resolve(),
       queued: undefined,
@@ -140,6 +152,7 @@ export class SyncStandbys {
       if (!g.dropping.has(location)) {
         if (await this.parts.replicas.waitFor(dbId, location, index, this.parts.confirmMs)) return true;
         if (g.joining.delete(location)) {
+          this.holdOff(g, location);
           this.parts.announce();
           return true;
         }
@@ -192,6 +205,7 @@ export class SyncStandbys {
     for (const l of dropped) {
       g.members.delete(l);
       g.dropping.delete(l);
+      this.holdOff(g, l);
       this.parts.counted?.("dropped");
     }
     if (dropped.length > 0)
@@ -205,6 +219,10 @@ export class SyncStandbys {
         "standby drop recorded: the group's primaries here serve again",
       );
     this.parts.announce();
+  }
+
+  private holdOff(g: GroupStandbys, location: string): void {
+    g.notBefore.set(location, Date.now() + (this.parts.rejoinAfterMs ?? 10_000));
   }
 
   /** Checks membership every `everyMs`; a round stuck on the store isn't joined by more. */
@@ -224,6 +242,11 @@ export class SyncStandbys {
     if (this.timer) clearInterval(this.timer);
     this.timer = undefined;
     await this.round;
+  }
+
+  /** Resolves once the joins begun so far have ended, joined or not. */
+  async joinsSettled(): Promise<void> {
+    await Promise.allSettled([...this.joins]);
   }
 
   /**
@@ -253,9 +276,21 @@ export class SyncStandbys {
       for (const l of gone) g.dropping.add(l);
       await withinMs(this.record(groupId, g), DROP_WAIT_MS);
     }
+    const now = Date.now();
     for (const location of remote) {
       if (g.members.has(location) || g.joining.has(location)) continue;
-      await this.join(groupId, g, location, dbIds);
+      if ((g.notBefore.get(location) ?? 0) > now) continue;
+      g.notBefore.delete(location);
+      // Not waited for here: one replica catching up mustn't hold the other groups' rounds.
+      const joining = this.join(groupId, g, location, dbIds).catch((e: unknown) => {
+        this.parts.announce();
+        this.parts.log.warn(
+          { err: e, group: groupId, location },
+          "a replica could not join as a standby; will retry",
+        );
+      });
+      this.joins.add(joining);
+      void joining.finally(() => this.joins.delete(joining));
     }
   }
 
@@ -268,8 +303,13 @@ export class SyncStandbys {
     // Shards learn of it before they are asked where their databases stand: a commit they
     // answer after that waits for it, one made before is in the position they answer.
     this.parts.announce();
-    const caughtUp = await this.parts.replicas.waitCaughtUp(dbIds, location, this.parts.confirmMs);
-    if (!g.joining.delete(location)) return;
+    let caughtUp = false;
+    try {
+      caughtUp = await this.parts.replicas.waitCaughtUp(dbIds, location, JOIN_WAIT_MS);
+    } finally {
+      // Still joining unless a write it failed took it out meanwhile.
+      if (!g.joining.delete(location)) caughtUp = false;
+    }
     if (!caughtUp || this.groups.get(groupId) !== g) {
       this.parts.announce();
       return;

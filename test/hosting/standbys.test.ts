@@ -53,7 +53,7 @@ afterEach(async () => {
 });
 
 /** Node A: holds east (the primary), west is on another node; its leases and standbys. */
-function nodeA() {
+function nodeA(rejoinAfterMs = 0) {
   const leases: PrimaryLeases = new PrimaryLeases({
     store: flaky(),
     log: createLogger("silent"),
@@ -69,6 +69,7 @@ function nodeA() {
     log: createLogger("silent"),
     nodeId: "node-a",
     confirmMs: CONFIRM_MS,
+    rejoinAfterMs,
     replicas: {
       waitFor: (dbId, location, index, timeoutMs) => progress.wait(dbId, location, index, timeoutMs),
       waitCaughtUp: (_dbIds, location, timeoutMs) => progress.wait("d1", location, primaryIndex, timeoutMs),
@@ -86,14 +87,20 @@ function nodeA() {
 const storedStandbys = async () =>
   JSON.parse((await store.read((r) => r.leases.find("g1")))?.standbys ?? "null") as string[] | null;
 
+/** One round of A's standbys, and the joins it began. */
+async function round(a: ReturnType<typeof nodeA>) {
+  await a.standbys.tick();
+  await a.standbys.joinsSettled();
+}
+
 /** A's lease taken, and west joined as a standby (it had caught up). */
-async function withWestJoined() {
-  const a = nodeA();
+async function withWestJoined(rejoinAfterMs = 0) {
+  const a = nodeA(rejoinAfterMs);
   await a.leases.tick();
   expect(await storedStandbys()).toEqual([]);
   primaryIndex = 5;
   progress.observe("d1", "west", 5);
-  await a.standbys.tick();
+  await round(a);
   expect(await storedStandbys()).toEqual(["west"]);
   expect(a.leases.confirms("g1")).toBe(true);
   return a;
@@ -114,14 +121,23 @@ describe("synchronous standbys", () => {
     expect(events).toEqual(["joined"]);
   });
 
-  it("doesn't record a replica that hasn't caught up", async () => {
-    const a = nodeA();
+  it("waits for a replica catching up without recording it, and lets it go freely when it fails a write", async () => {
+    const a = nodeA(60_000);
     await a.leases.tick();
     primaryIndex = 5;
     progress.observe("d1", "west", 3);
     await a.standbys.tick();
+    // Joining: writes wait for it, the store doesn't list it.
+    expect(a.leases.confirms("g1")).toBe(true);
     expect(await storedStandbys()).toEqual([]);
+    // A write it doesn't confirm in time is answered all the same, and it stops joining.
+    expect(await a.leases.confirm("g1", "d1", 6)).toBe(true);
     expect(a.leases.confirms("g1")).toBe(false);
+    // Caught up afterwards, it still isn't recorded: the write it missed came after its join began.
+    progress.observe("d1", "west", 6);
+    await a.standbys.joinsSettled();
+    expect(await storedStandbys()).toEqual([]);
+    expect(events).toEqual([]);
   });
 
   it("drops a standby that doesn't confirm, in the store first, and the write is answered", async () => {
@@ -134,8 +150,19 @@ describe("synchronous standbys", () => {
     // Caught up again, it joins again.
     primaryIndex = 7;
     progress.observe("d1", "west", 7);
-    await a.standbys.tick();
+    await round(a);
     expect(await storedStandbys()).toEqual(["west"]);
+  });
+
+  it("doesn't bring a dropped standby back before SHOAL's hold-off, so a flapping one can't stall every round", async () => {
+    const a = await withWestJoined(60_000);
+    expect(await a.leases.confirm("g1", "d1", 7)).toBe(true);
+    expect(await storedStandbys()).toEqual([]);
+    primaryIndex = 7;
+    progress.observe("d1", "west", 7);
+    await round(a);
+    expect(await storedStandbys()).toEqual([]);
+    expect(a.leases.confirms("g1")).toBe(false);
   });
 
   it("with the store out of reach too: the write is unconfirmed, the group isolated until the drop is recorded", async () => {
@@ -148,10 +175,10 @@ describe("synchronous standbys", () => {
     expect(await storedStandbys()).toEqual(["west"]);
     expect(await a.leases.confirm("g1", "d1", 8)).toBe(false);
     expect(events.filter((e) => e === "unconfirmed")).toHaveLength(2);
-    await a.standbys.tick();
+    await round(a);
     expect(a.leases.isolated("g1")).toBe(true);
     storeDown = false;
-    await a.standbys.tick();
+    await round(a);
     expect(await storedStandbys()).toEqual([]);
     expect(a.leases.isolated("g1")).toBe(false);
     expect(a.leases.confirms("g1")).toBe(false);
