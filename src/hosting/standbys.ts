@@ -147,7 +147,9 @@ export class SyncStandbys {
    */
   async confirm(groupId: string, dbId: string, index: number): Promise<boolean> {
     const g = this.groups.get(groupId);
-    if (!g) return !this.isolated.has(groupId);
+    // The lease went after the commit was made (a failover took it over): whether the new primary
+    // has this write, no one here can say.
+    if (!g) return false;
     const waits = [...g.members, ...g.joining].map(async (location) => {
       if (!g.dropping.has(location)) {
         if (await this.parts.replicas.waitFor(dbId, location, index, this.parts.confirmMs)) return true;

@@ -202,6 +202,8 @@ describe("synchronous standbys", () => {
     await a.leases.tick();
     expect(a.leases.isolated("g1")).toBe(false);
     expect(a.leases.mayWrite("g1")).toBe(false);
+    // A commit made before that round, whose confirmation is asked only now: its fate is unknown.
+    expect(await a.leases.confirm("g1", "d1", 10)).toBe(false);
   });
 });
 
