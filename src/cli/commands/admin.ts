@@ -21,7 +21,7 @@ interface Node {
   locations: string[];
 }
 
-interface NodeStatus {
+export interface NodeStatus {
   node: string;
   shards: Array<{ index: number; serving: boolean }>;
   quarantined: number;
@@ -149,7 +149,7 @@ function registerNodes(admin: Command, io: Io): void {
 }
 
 /** The standbys of the primaries a node holds; nothing when it holds none with standbys kept. */
-function primariesTable(primaries: NodeStatus["primaries"]): string {
+export function primariesTable(primaries: NodeStatus["primaries"]): string {
   if (primaries.length === 0) return "";
   return `\n${renderTable(
     ["group", "standbys", "joining", "state"],
