@@ -219,7 +219,7 @@ export class HranaHttp {
     const results = [];
     try {
       let slice = performance.now();
-      for (const r of requests) {
+      for (const [i, r] of requests.entries()) {
         try {
           const response = dispatch(stream, r, budget);
           results.push({ type: "ok", response: response instanceof Promise ? await response : response });
@@ -227,8 +227,9 @@ export class HranaHttp {
           if (!(e instanceof HranaError)) throw e;
           results.push({ type: "error", error: e.toJSON() });
         }
-        // A long pipeline gives other requests a turn now and then.
-        if (performance.now() - slice > 4) {
+        // A long pipeline gives other requests a turn now and then, but never just before its
+        // close: the others would find its connection still held and open their own.
+        if (performance.now() - slice > 4 && requests[i + 1]?.type !== "close") {
           await new Promise((resolve) => setImmediate(resolve));
           slice = performance.now();
         }
