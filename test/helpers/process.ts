@@ -1,5 +1,6 @@
 import { type ChildProcess, spawn } from "node:child_process";
 import { createWriteStream, mkdirSync } from "node:fs";
+import { rm } from "node:fs/promises";
 import path from "node:path";
 
 const ROOT = path.resolve(import.meta.dirname, "../..");
@@ -15,6 +16,20 @@ export interface ShoalProcess {
   stderr(): string;
   /** Resolves with the exit code (or the signal name) once the process ends. */
   exited: Promise<number | string>;
+}
+
+/**
+ * A test's teardown: kills `running` (if any), waits for it to end, and removes `dir`. Its shard
+ * processes end once they see it gone and may still write a file meanwhile, which would make a
+ * plain recursive removal fail with ENOTEMPTY: the removal is tried again then.
+ */
+export async function killAndRemove(
+  running: ShoalProcess | undefined,
+  dir: string | undefined,
+): Promise<void> {
+  running?.proc.kill("SIGKILL");
+  await running?.exited;
+  if (dir) await rm(dir, { recursive: true, force: true, maxRetries: 20, retryDelay: 100 });
 }
 
 /**

@@ -1,4 +1,4 @@
-import { mkdtemp, rm } from "node:fs/promises";
+import { mkdtemp } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { Writable } from "node:stream";
@@ -6,7 +6,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import { loadConfig } from "../../src/config.js";
 import { createLogger } from "../../src/lib/logger.js";
 import { scrape } from "../helpers/metrics.js";
-import { type ShoalProcess, spawnShoal } from "../helpers/process.js";
+import { killAndRemove, type ShoalProcess, spawnShoal } from "../helpers/process.js";
 
 const TOKEN = "scraper-secret-0123456789abcdef";
 
@@ -46,8 +46,7 @@ describe("a shoal process with SHOAL_METRICS_TOKEN", () => {
   let running: ShoalProcess | undefined;
   let dataDir: string | undefined;
   afterEach(async () => {
-    running?.proc.kill("SIGKILL");
-    if (dataDir) await rm(dataDir, { recursive: true, force: true });
+    await killAndRemove(running, dataDir);
   });
 
   it("lets a scraper read /metrics with that token, and keeps it out of its output", async () => {

@@ -1,10 +1,10 @@
-import { mkdtemp, rm } from "node:fs/promises";
+import { mkdtemp } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { createClient } from "@libsql/client";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { client } from "../helpers/http.js";
-import { type ShoalProcess, spawnShoal } from "../helpers/process.js";
+import { killAndRemove, type ShoalProcess, spawnShoal } from "../helpers/process.js";
 
 const TOKEN = "durability-admin-token-0123456789";
 let dataDir: string;
@@ -14,9 +14,8 @@ beforeEach(async () => {
   dataDir = await mkdtemp(path.join(tmpdir(), "shoal-crash-"));
 });
 afterEach(async () => {
-  running?.proc.kill("SIGKILL");
+  await killAndRemove(running, dataDir);
   running = undefined;
-  await rm(dataDir, { recursive: true, force: true });
 });
 
 const env = () => ({ SHOAL_DATA_DIR: dataDir, SHOAL_ADMIN_TOKEN: TOKEN, SHOAL_LOG_LEVEL: "info" });

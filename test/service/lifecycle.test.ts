@@ -1,9 +1,14 @@
-import { mkdtemp, readFile, rm, stat } from "node:fs/promises";
+import { mkdtemp, readFile, stat } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { call, client } from "../helpers/http.js";
-import { runShoalExpectingFailure, type ShoalProcess, spawnShoal } from "../helpers/process.js";
+import {
+  killAndRemove,
+  runShoalExpectingFailure,
+  type ShoalProcess,
+  spawnShoal,
+} from "../helpers/process.js";
 
 let dataDir: string;
 let running: ShoalProcess | undefined;
@@ -12,9 +17,8 @@ beforeEach(async () => {
   dataDir = await mkdtemp(path.join(tmpdir(), "shoal-life-"));
 });
 afterEach(async () => {
-  running?.proc.kill("SIGKILL");
+  await killAndRemove(running, dataDir);
   running = undefined;
-  await rm(dataDir, { recursive: true, force: true });
 });
 
 const base = () => ({ SHOAL_DATA_DIR: dataDir, SHOAL_LOG_LEVEL: "info" });

@@ -1,11 +1,16 @@
 import { chmodSync, existsSync, lstatSync, readdirSync } from "node:fs";
-import { mkdir, mkdtemp, readFile, rm } from "node:fs/promises";
+import { mkdir, mkdtemp, readFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { createClient } from "@libsql/client";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { client } from "../helpers/http.js";
-import { runShoalExpectingFailure, type ShoalProcess, spawnShoal } from "../helpers/process.js";
+import {
+  killAndRemove,
+  runShoalExpectingFailure,
+  type ShoalProcess,
+  spawnShoal,
+} from "../helpers/process.js";
 
 let root: string;
 let dataDir: string;
@@ -16,10 +21,8 @@ beforeEach(async () => {
   dataDir = path.join(root, "data");
 });
 afterEach(async () => {
-  running?.proc.kill("SIGKILL");
-  await running?.exited;
+  await killAndRemove(running, root);
   running = undefined;
-  await rm(root, { recursive: true, force: true });
 });
 
 const env = () => ({ SHOAL_DATA_DIR: dataDir, SHOAL_LOG_LEVEL: "info" });

@@ -1,10 +1,10 @@
-import { mkdtemp, readFile, rm } from "node:fs/promises";
+import { mkdtemp, readFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { createClient } from "@libsql/client";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { type Client, client } from "../helpers/http.js";
-import { type ShoalProcess, spawnShoal } from "../helpers/process.js";
+import { killAndRemove, type ShoalProcess, spawnShoal } from "../helpers/process.js";
 import { newPostgresDatabase, TEST_STORE } from "../helpers/shoal.js";
 
 const LOCS = ["aws-us-east-1", "aws-eu-west-1"];
@@ -17,10 +17,8 @@ beforeEach(async () => {
   metadata = TEST_STORE === "postgres" ? { SHOAL_METADATA_URL: await newPostgresDatabase() } : {};
 });
 afterEach(async () => {
-  running?.proc.kill("SIGKILL");
-  await running?.exited;
+  await killAndRemove(running, dataDir);
   running = undefined;
-  await rm(dataDir, { recursive: true, force: true });
 });
 
 const start = () => spawnShoal({ SHOAL_DATA_DIR: dataDir, SHOAL_LOG_LEVEL: "info", ...metadata });
