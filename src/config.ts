@@ -48,6 +48,8 @@ export interface Config {
   historyRetentionHours: number;
   /** PostgreSQL URL of the control-plane store; unset: the embedded store in the data folder. */
   metadataUrl: string | undefined;
+  /** How long a query to the PostgreSQL store may go unanswered before it fails; 0: no limit. */
+  storeTimeoutMs: number;
   /** PEM files of the certificate chain and key: the public port then speaks only TLS (HTTPS, WSS). */
   tls?: { certFile: string; keyFile: string } | undefined;
   /** Management API requests each API token may make per window; 0: no limit. */
@@ -259,6 +261,7 @@ const EnvSchema = z.object({
   SHOAL_NODE_LOCATIONS: commaList()
     .pipe(z.array(z.string().regex(CODE, "location codes separated by commas")).min(1))
     .optional(),
+  SHOAL_STORE_TIMEOUT_MS: wholeNumber(0, 3_600_000).default(15_000),
   SHOAL_PRIMARY_LEASE_MS: wholeNumber(1000, 3_600_000).default(10_000),
   SHOAL_FAILOVER_AFTER_MS: wholeNumber(0, 86_400_000).default(0),
   SHOAL_STANDBY_CONFIRM_MS: wholeNumber(0, 600_000).default(1000),
@@ -322,6 +325,7 @@ export function loadConfig(env: NodeJS.ProcessEnv, version: string): Config {
     encryptionKeyIdleSeconds: e.SHOAL_ENCRYPTION_KEY_IDLE_SECONDS,
     historyRetentionHours: e.SHOAL_HISTORY_RETENTION_HOURS,
     metadataUrl: e.SHOAL_METADATA_URL,
+    storeTimeoutMs: e.SHOAL_STORE_TIMEOUT_MS,
     tls:
       e.SHOAL_TLS_CERT && e.SHOAL_TLS_KEY
         ? { certFile: path.resolve(e.SHOAL_TLS_CERT), keyFile: path.resolve(e.SHOAL_TLS_KEY) }

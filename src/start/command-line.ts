@@ -61,6 +61,7 @@ Settings (README.md, "Settings", says what each does):
   SHOAL_ENCRYPTION_KEY_IDLE_SECONDS  60 (0: keep no key between requests)
   SHOAL_HISTORY_RETENTION_HOURS      24
   SHOAL_METADATA_URL                 unset (the embedded store in the data folder)
+  SHOAL_STORE_TIMEOUT_MS             15000 (PostgreSQL only; 0: no limit)
   SHOAL_RATE_LIMIT                   0 (off)
   SHOAL_RATE_LIMIT_WINDOW_SECONDS    60
   SHOAL_USAGE_FLUSH_INTERVAL_MS      1000

@@ -124,7 +124,7 @@ export async function startShoal(config: Config, opts: StartOptions = {}): Promi
     await prepareDataFolder(config.dataDir);
     lock = takeDataFolder(config.dataDir);
     const store = config.metadataUrl
-      ? await openPostgresStore(config.metadataUrl)
+      ? await openPostgresStore(config.metadataUrl, { queryTimeoutMs: config.storeTimeoutMs })
       : await openSqliteStore(config.dataDir);
     const wiring = await wireAndBootstrap(config, opts, log, store);
     const logLines = opts.logLines ?? shardLogLines(log);

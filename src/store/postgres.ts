@@ -14,6 +14,7 @@ import {
 import { Pool, TypeOverrides } from "pg";
 import { StartError } from "../errors.js";
 import { postgresDialect } from "./dialect.js";
+import { GuardedPool } from "./postgres-pool.js";
 import type { DB } from "./schema.js";
 import { Store } from "./store.js";
 
@@ -27,27 +28,41 @@ const NUMERIC_OID = 1700;
  * strings by default; the row types promise numbers, so this pool (and only this pool: other pg
  * users in the process keep pg's defaults) parses both as JS numbers.
  */
-export async function openPostgresStore(url: string, opts: { poolSize?: number } = {}): Promise<Store> {
+export async function openPostgresStore(
+  url: string,
+  opts: {
+    poolSize?: number;
+    /** How long a query may go unanswered once the store is open (`SHOAL_STORE_TIMEOUT_MS`); 0: no limit. */
+    queryTimeoutMs?: number;
+  } = {},
+): Promise<Store> {
   const types = numberTypes();
   // Bounded waits: an unreachable server fails a request (and lets a shutdown finish) instead
-  // of holding it for as long as TCP takes to give up.
+  // of holding it for as long as TCP takes to give up. Keepalives find a dead idle connection.
   const pool = new Pool({
     connectionString: url,
     max: opts.poolSize ?? 10,
     types,
-    connectionTimeoutMillis: 10_000,
+    // Under a short query limit, making a connection waits no longer than a query may.
+    connectionTimeoutMillis: Math.min(10_000, opts.queryTimeoutMs || 10_000),
+    keepAlive: true,
   });
   // An idle client whose connection drops (server restart, network) is reported on the pool; pg
   // already discards it and the next query reconnects, but an unheard "error" event would end the
   // process.
   pool.on("error", () => {});
-  const db = new Kysely<DB>({ dialect: new PostgresDialect({ pool }), plugins: [new BindLikeSqlite()] });
+  const guarded = new GuardedPool(pool);
+  const db = new Kysely<DB>({
+    dialect: new PostgresDialect({ pool: guarded }),
+    plugins: [new BindLikeSqlite()],
+  });
   const store = new Store(db, postgresDialect);
   try {
     await pool.query("select 1").catch((e: unknown) => {
       throw unreachable(url, e);
     });
     await store.migrate();
+    guarded.limitQueries(opts.queryTimeoutMs ?? 0);
   } catch (e) {
     await store.close();
     throw e;

@@ -10,6 +10,7 @@ import {
   deletedGroupsRepo,
 } from "./deleted.js";
 import type { StoreDialect } from "./dialect.js";
+import { storeOutcomeUnknown, storeUnreachable } from "./errors.js";
 import { type GroupsRepo, groupsRepo } from "./groups.js";
 import { type IdempotencyRepo, idempotencyRepo } from "./idempotency.js";
 import { type InvitesRepo, invitesRepo } from "./invites.js";
@@ -61,7 +62,9 @@ export class Store {
 
   /** Reads outside a transaction (each query sees committed data). */
   read<T>(fn: (r: Repos) => Promise<T>): Promise<T> {
-    return fn(this.repos(this.db));
+    return fn(this.repos(this.db)).catch((e: unknown) => {
+      throw this.dialect.lostConnection(e) ? storeUnreachable(e) : e;
+    });
   }
 
   /**
@@ -69,12 +72,22 @@ export class Store {
    * On PostgreSQL a transaction chosen as a deadlock victim or failing serialization is run again
    * (a few times, after a short random pause): it changed nothing, and the retry usually goes
    * through. `fn` must therefore only touch the store.
+   *
+   * A lost connection (PostgreSQL down, cut off, or silent past its query timeout) fails with a
+   * typed 503: STORE_UNAVAILABLE while `fn` ran (the server rolls back a transaction whose
+   * connection ended), STORE_OUTCOME_UNKNOWN once it had finished and the commit was on its way.
    */
   async write<T>(fn: (r: Repos) => Promise<T>): Promise<T> {
     for (let attempt = 1; ; attempt++) {
+      let committing = false;
       try {
-        return await this.db.transaction().execute((tx) => fn(this.repos(tx)));
+        return await this.db.transaction().execute(async (tx) => {
+          const done = await fn(this.repos(tx));
+          committing = true;
+          return done;
+        });
       } catch (e) {
+        if (this.dialect.lostConnection(e)) throw committing ? storeOutcomeUnknown(e) : storeUnreachable(e);
         if (attempt >= WRITE_ATTEMPTS || !this.dialect.isTransient(e)) throw e;
         await new Promise((resolve) => setTimeout(resolve, 5 + Math.random() * 20 * attempt));
       }
@@ -94,7 +107,7 @@ export class Store {
 
   /** Resolves when the store answers a query on its own tables (readiness); throws when it can't. */
   async ping(): Promise<void> {
-    await sql`select count(*) from kysely_migration`.execute(this.db);
+    await this.read(() => sql`select count(*) from kysely_migration`.execute(this.db));
   }
 
   close(): Promise<void> {

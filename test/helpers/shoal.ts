@@ -46,6 +46,7 @@ export function testConfig(dataDir: string, overrides: Partial<Config> = {}): Co
     historyRetentionHours: 24,
     deletedRetentionHours: 120,
     metadataUrl: undefined,
+    storeTimeoutMs: 15_000,
     rateLimit: 0,
     rateLimitWindowSeconds: 60,
     usageFlushIntervalMs: 1000,

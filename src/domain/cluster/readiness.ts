@@ -41,7 +41,11 @@ export async function checkReadiness(deps: {
 const failing = new WeakSet<ReadinessProbe>();
 
 function reasonOf(e: unknown): string {
-  const err = e as { code?: unknown; errors?: Array<{ code?: unknown }> };
+  // The store's typed errors keep the driver's error, whose code says more (ECONNREFUSED).
+  const err = ((e as { cause?: unknown }).cause ?? e) as {
+    code?: unknown;
+    errors?: Array<{ code?: unknown }>;
+  };
   const code = err.code ?? err.errors?.[0]?.code;
   if (typeof code === "string" && code !== "") return code;
   return e instanceof ProbeTimeout ? e.message : "unavailable";
