@@ -74,17 +74,25 @@ export class BackupBucket {
   /** Uploads a file as one object (S3 takes up to 5 GiB in one request). */
   async putFile(key: string, file: string, metadata: Record<string, string> = {}): Promise<void> {
     const { size } = await stat(file);
-    await this.call(`upload ${key}`, () =>
-      this.client.send(
-        new PutObjectCommand({
-          Bucket: this.name,
-          Key: key,
-          Body: createReadStream(file),
-          ContentLength: size,
-          Metadata: metadata,
-        }),
-      ),
-    );
+    await this.call(`upload ${key}`, async () => {
+      const body = createReadStream(file);
+      // The SDK listens only once it pipes the body, and may never: a read failing before (or a
+      // request given up before) would be an error nobody hears. The upload then fails by itself.
+      body.on("error", () => {});
+      try {
+        return await this.client.send(
+          new PutObjectCommand({
+            Bucket: this.name,
+            Key: key,
+            Body: body,
+            ContentLength: size,
+            Metadata: metadata,
+          }),
+        );
+      } finally {
+        body.destroy();
+      }
+    });
   }
 
   async get(key: string): Promise<{ body: Buffer; metadata: Record<string, string> }> {

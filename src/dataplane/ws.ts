@@ -52,6 +52,10 @@ export class HranaWebSockets {
     this.requestIds.set(req, requestId);
     this.wss.handleUpgrade(req, socket, head, (ws) => {
       const log = this.deps.log.child({ requestId });
+      // A frame the protocol forbids (a reserved opcode, an unmasked frame, a payload past
+      // maxPayload, text that isn't UTF-8) or a socket error: ws closes the connection and emits
+      // "error", which, unheard, would end the process and every database it serves.
+      ws.on("error", (err) => log.debug({ err }, "websocket closed on a protocol or socket error"));
       const conn = new HranaWsConnection(
         ws,
         locator,

@@ -28,7 +28,7 @@ export function createLogger(level: string, destination?: NodeJS.WritableStream)
       base: { service: "shoal" },
       formatters: { log: redactSecrets, bindings: redactSecrets },
     },
-    destination ?? process.stdout,
+    destination ?? stdoutKeepingOn(),
   );
   // pino gives a child's own fields no formatter: they are cleaned here, on the way in. Children
   // inherit this method from the logger they come from, so a child's child is cleaned too.
@@ -37,4 +37,14 @@ export function createLogger(level: string, destination?: NodeJS.WritableStream)
     return child.call(this, redactSecrets(bindings), options);
   } as Logger["child"];
   return log;
+}
+
+/**
+ * Standard output, with its write errors heard: when whatever reads it goes away (a log collector
+ * restarting), the EPIPE would otherwise end the process. Lines are lost until a new reader comes;
+ * the service goes on.
+ */
+function stdoutKeepingOn(): NodeJS.WritableStream {
+  if (process.stdout.listenerCount("error") === 0) process.stdout.on("error", () => {});
+  return process.stdout;
 }

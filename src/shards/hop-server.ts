@@ -35,6 +35,8 @@ export class HopServer {
       this.server.once("error", reject);
       this.server.listen(this.socketPath, () => {
         this.server.off("error", reject);
+        // A failed accept is emitted here; the server goes on listening.
+        this.server.on("error", () => {});
         resolve();
       });
     });

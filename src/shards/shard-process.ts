@@ -93,7 +93,11 @@ export class ShardProcess {
     const channel = new Channel<PrimaryMethods, ShardMethods>(child, primary);
     this.channel = channel;
     for (const [name, fn] of this.handlers) channel.on(name, fn);
-    if (child.stdout && logLines) createInterface({ input: child.stdout }).on("line", logLines);
+    // readline passes on the pipe's errors as its own: heard, so one can't end the primary.
+    if (child.stdout && logLines)
+      createInterface({ input: child.stdout })
+        .on("line", logLines)
+        .on("error", () => {});
     this.exited = new Promise((resolve) => {
       const ended = (exit: ShardExit) => {
         this.serving = false;

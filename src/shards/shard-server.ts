@@ -151,6 +151,10 @@ export class ShardServer {
   }
 
   private upgrade(req: IncomingMessage, socket: Duplex, head: Buffer): void {
+    // Node stops listening for the socket's errors once it emits "upgrade": a reset while the
+    // database is looked up, or while a refusal is written, would otherwise end the process.
+    // Whoever takes the socket on adds its own listeners.
+    socket.on("error", () => socket.destroy());
     const route = routeRequest(req.headers.host, req.url ?? "/", this.parts.dbDomain);
     if (!route) return void socket.end("HTTP/1.1 404 Not Found\r\nConnection: close\r\n\r\n");
     const go = (r: Resolution) => {

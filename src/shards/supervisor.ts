@@ -224,11 +224,20 @@ export class Supervisor {
   }
 
   private async internal(onConnection: (socket: Socket) => void): Promise<number> {
-    const server = net.createServer({ pauseOnConnect: true, noDelay: true }, onConnection);
+    const server = net.createServer({ pauseOnConnect: true, noDelay: true }, (socket) => {
+      // It may wait for a restarting shard and then be refused: a reset meanwhile mustn't go unheard.
+      socket.on("error", () => socket.destroy());
+      onConnection(socket);
+    });
     this.servers.push(server);
     await new Promise<void>((resolve, reject) => {
       server.once("error", reject);
-      server.listen(0, "127.0.0.1", () => resolve());
+      server.listen(0, "127.0.0.1", () => {
+        server.off("error", reject);
+        // A failed accept is emitted here; the server goes on listening.
+        server.on("error", () => {});
+        resolve();
+      });
     });
     return (server.address() as net.AddressInfo).port;
   }

@@ -11,6 +11,8 @@ export async function listen(server: Server, host: string, port: number): Promis
     server.once("error", failed);
     server.listen(port, host, () => {
       server.off("error", failed);
+      // A failed accept (out of descriptors) is emitted here; the server goes on listening.
+      server.on("error", () => {});
       resolve();
     });
   });

@@ -103,6 +103,8 @@ export class ShoalServer {
   }
 
   private upgrade(req: IncomingMessage, socket: Duplex, head: Buffer): void {
+    // Node stops listening for the socket's errors once it emits "upgrade" (see ShardServer.upgrade).
+    socket.on("error", () => socket.destroy());
     if (!this.serving) {
       socket.end("HTTP/1.1 503 Service Unavailable\r\nRetry-After: 1\r\nConnection: close\r\n\r\n");
       return;

@@ -100,6 +100,9 @@ async function connect(url: string): Promise<pg.Client> {
     types: numberTypes(),
     connectionTimeoutMillis: 10_000,
   });
+  // A connection lost after connecting is emitted as an "error" (the running query fails too):
+  // unheard, it would end the command with a stack instead of its message.
+  client.on("error", () => {});
   try {
     await client.connect();
   } catch (e) {

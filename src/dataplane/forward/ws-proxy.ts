@@ -22,6 +22,31 @@ export function refuseUpgrade(socket: Duplex, r: Refusal, requestId: string): vo
   );
 }
 
+/** A subprotocol name: an HTTP token (RFC 9110). */
+const TOKEN = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
+
+/**
+ * The subprotocols a client offered; undefined when one isn't a token or one repeats. ws's client
+ * throws on such a list (in the event handler of an upgrade, which would end the process), and
+ * ws's server refuses it: this refuses it too, as the data plane would without a hop between.
+ */
+function subprotocols(header: string | string[] | undefined): string[] | undefined {
+  const offered = String(header ?? "")
+    .split(",")
+    .map((p) => p.trim())
+    .filter((p) => p !== "");
+  if (new Set(offered).size !== offered.length || !offered.every((p) => TOKEN.test(p))) return undefined;
+  return offered;
+}
+
+/** ws's own server's answer to a malformed `Sec-WebSocket-Protocol`. */
+function refuseBadProtocols(socket: Duplex): void {
+  const body = "Invalid Sec-WebSocket-Protocol header";
+  socket.end(
+    `HTTP/1.1 400 Bad Request\r\nContent-Type: text/plain\r\nContent-Length: ${body.length}\r\nConnection: close\r\n\r\n${body}`,
+  );
+}
+
 /** A close code one side may send on: the reserved "no code" and "abnormal" ones become plain ones. */
 function relayable(code: number): number {
   if (code === 1005) return 1000;
@@ -65,10 +90,11 @@ export class WebSocketProxy {
   ): void {
     const url = new URL(req.url ?? "/", to.holder.url);
     url.protocol = url.protocol === "https:" ? "wss:" : "ws:";
-    const offered = String(req.headers["sec-websocket-protocol"] ?? "")
-      .split(",")
-      .map((p) => p.trim())
-      .filter((p) => p !== "");
+    const offered = subprotocols(req.headers["sec-websocket-protocol"]);
+    if (!offered) {
+      refuseBadProtocols(socket);
+      return;
+    }
     const upstream = new WebSocket(url, offered, {
       headers: requestHeaders(req.headers, marks, true) as Record<string, string>,
       maxPayload: MAX_PAYLOAD,
