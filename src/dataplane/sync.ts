@@ -64,7 +64,11 @@ export async function syncExport(
           res.destroy();
           reject(e);
         });
-        res.on("close", () => resolve());
+        // A client that leaves early unpipes the file, which would then stay open: close it.
+        res.on("close", () => {
+          source.destroy();
+          resolve();
+        });
         source.pipe(res);
       });
     });
