@@ -7,6 +7,8 @@
 import { mkdtemp } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
+import { createClient as createSqlClient } from "@libsql/client";
+import { createClient } from "@tursodatabase/api";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { call, client } from "../helpers/http.js";
 import { rows } from "../helpers/nodes.js";
@@ -79,6 +81,12 @@ describe("a node whose store goes away", () => {
             /^the control-plane store can't be reached \(.+\): nothing was changed/,
           );
         }
+        // As the official client shows it: the status and the message, nothing half made.
+        const turso = createClient({ org: "admin", token: TOKEN, baseUrl: `${node.url}/v1/` });
+        await expect(turso.databases.create(`sdk-${mode}`, { group: "g" })).rejects.toMatchObject({
+          status: 503,
+          message: expect.stringContaining("the control-plane store can't be reached"),
+        });
         // A silent store: a query's timeout, or making a connection's (as long), then the answer.
         expect(Date.now() - started).toBeLessThan(STORE_TIMEOUT_MS * 6);
         // Liveness holds (restarting the node would not help); readiness says what is wrong.
@@ -86,6 +94,12 @@ describe("a node whose store goes away", () => {
         expect((await call(node.url, "GET", "/health/ready")).status).toBe(503);
         // The database's own data plane goes on from the records read last.
         expect(await rows(dbUrl, dbToken, "SELECT 41 + 1")).toEqual([[42]]);
+        const sqlClient = createSqlClient({ url: dbUrl, authToken: dbToken });
+        try {
+          expect((await sqlClient.execute("SELECT 6 * 7 AS n")).rows[0]?.n).toBe(42);
+        } finally {
+          sqlClient.close();
+        }
       } finally {
         proxy.heal();
       }
